@@ -1,0 +1,284 @@
+"""The Transformer: attention, Pre-LN/Post-LN blocks, and three models built from one ModelConfig.
+
+Internals are exposed through `HookPoint`s (identity modules) rather than extra return values:
+`explorer.inspect.capture` registers forward hooks on them. Attention computes the softmax
+explicitly only while someone listens to its pattern; otherwise it takes PyTorch's fused
+`scaled_dot_product_attention`. Both paths compute the same function (a test checks it).
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .config import ModelConfig
+from .positional import make_positional
+
+
+class HookPoint(nn.Identity):
+    """Identity whose output a capture can record; `active` is True while a hook listens."""
+
+    @property
+    def active(self) -> bool:
+        return bool(self._forward_hooks)
+
+
+class MultiHeadAttention(nn.Module):
+    """Multi-head attention with the parameter layout of `nn.MultiheadAttention`
+    (packed `in_proj_weight`, `out_proj`), so weights copy across one to one."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.n_heads, self.d_head, self.dropout = cfg.n_heads, cfg.d_head, cfg.dropout
+        self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
+        self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
+        self.out_proj = nn.Linear(d, d)
+        self.hook_pattern = HookPoint()                                 # (B, H, Tq, Tk)
+
+    def _heads(self, x: Tensor, n: int) -> Tensor:
+        b, t, _ = x.shape                                               # (B, T, n*d_model)
+        return x.view(b, t, n, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (n, B, H, T, d_head)
+
+    def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None,
+                causal: bool = False, rotate=None) -> Tensor:
+        """x: queries (B, Tq, d_model); memory: keys/values source, None for self-attention.
+        mask: bool, True where attention is allowed, broadcastable to (B, H, Tq, Tk)."""
+        d = x.size(-1)
+        w, bias = self.in_proj_weight, self.in_proj_bias
+        if memory is None:   # one matmul for q, k, v
+            q, k, v = self._heads(F.linear(x, w, bias), 3)
+        else:                # cross-attention: q from the decoder, k and v from the encoder
+            q = self._heads(F.linear(x, w[:d], bias[:d]), 1)[0]
+            k, v = self._heads(F.linear(memory, w[d:], bias[d:]), 2)
+        if rotate is not None:
+            q, k = rotate(q), rotate(k)
+        if causal:
+            tq, tk = q.size(-2), k.size(-2)
+            tril = torch.ones(tq, tk, dtype=torch.bool, device=x.device).tril()
+            mask = tril if mask is None else mask & tril
+        if self.hook_pattern.active:
+            out = self._explicit(q, k, v, mask)
+        else:
+            out = F.scaled_dot_product_attention(
+                q, k, v, attn_mask=mask, dropout_p=self.dropout if self.training else 0.0)
+        b, _, tq, _ = out.shape
+        return self.out_proj(out.transpose(1, 2).reshape(b, tq, d))     # (B, Tq, d_model)
+
+    def _explicit(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> Tensor:
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)       # (B, H, Tq, Tk)
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        pattern = self.hook_pattern(scores.softmax(dim=-1))
+        return F.dropout(pattern, self.dropout, self.training) @ v     # (B, H, Tq, d_head)
+
+
+def _swiglu(h: Tensor) -> Tensor:
+    value, gate = h.chunk(2, dim=-1)
+    return F.silu(gate) * value
+
+
+ACTIVATION = {"relu": F.relu, "gelu": F.gelu, "swiglu": _swiglu}
+
+
+class FeedForward(nn.Module):
+    """Position-wise FFN: linear2(dropout(act(linear1(x)))); SwiGLU packs gate and value in linear1."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        width = 2 * cfg.d_ff if cfg.activation == "swiglu" else cfg.d_ff
+        self.linear1 = nn.Linear(cfg.d_model, width)
+        self.linear2 = nn.Linear(cfg.d_ff, cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.act = ACTIVATION[cfg.activation]
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.linear2(self.dropout(self.act(self.linear1(x))))
+
+
+# Where LayerNorm sits around a sublayer f: the two placements the chapter compares.
+RESIDUAL = {
+    "pre": lambda x, f, norm: x + f(norm(x)),    # x + Sublayer(LayerNorm(x))
+    "post": lambda x, f, norm: norm(x + f(x)),   # LayerNorm(x + Sublayer(x))
+}
+
+
+class EncoderBlock(nn.Module):
+    """Self-attention then FFN, each wrapped in Add&Norm (pre or post)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.self_attn = MultiHeadAttention(cfg)
+        self.ffn = FeedForward(cfg)
+        self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.residual = RESIDUAL[cfg.norm]
+        self.hook_resid = HookPoint()                                   # (B, T, d_model)
+
+    def forward(self, x: Tensor, mask: Tensor | None = None, rotate=None, causal: bool = False) -> Tensor:
+        def attend(h):
+            return self.dropout(self.self_attn(h, mask=mask, causal=causal, rotate=rotate))
+        x = self.residual(x, attend, self.norm1)
+        x = self.residual(x, lambda h: self.dropout(self.ffn(h)), self.norm2)
+        return self.hook_resid(x)
+
+
+class DecoderBlock(nn.Module):
+    """Masked self-attention, cross-attention over the encoder output (absent in a decoder-only
+    language model), then FFN; each wrapped in Add&Norm."""
+
+    def __init__(self, cfg: ModelConfig, cross: bool = True) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.self_attn = MultiHeadAttention(cfg)
+        self.cross_attn = MultiHeadAttention(cfg) if cross else None
+        self.ffn = FeedForward(cfg)
+        self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
+        self.norm3 = nn.LayerNorm(d) if cross else None
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.residual = RESIDUAL[cfg.norm]
+        self.hook_resid = HookPoint()                                   # (B, T, d_model)
+
+    def forward(self, x: Tensor, memory: Tensor | None = None, tgt_mask: Tensor | None = None,
+                src_mask: Tensor | None = None, rotate=None) -> Tensor:
+        def attend(h):
+            return self.dropout(self.self_attn(h, mask=tgt_mask, causal=True, rotate=rotate))
+        x = self.residual(x, attend, self.norm1)
+        if self.cross_attn is not None:
+            def cross(h):
+                return self.dropout(self.cross_attn(h, memory, mask=src_mask))
+            x = self.residual(x, cross, self.norm2)
+        last = self.norm3 if self.cross_attn is not None else self.norm2
+        x = self.residual(x, lambda h: self.dropout(self.ffn(h)), last)
+        return self.hook_resid(x)
+
+
+def padding_mask(tokens: Tensor, pad_idx: int) -> Tensor | None:
+    """(B, 1, 1, T) bool, True at real tokens; None when nothing is padded (the fastest path)."""
+    keep = tokens != pad_idx
+    return None if bool(keep.all()) else keep[:, None, None, :]
+
+
+class Stack(nn.Module):
+    """Embedding, positional encoding, N blocks and (for Pre-LN) the final LayerNorm."""
+
+    def __init__(self, cfg: ModelConfig, vocab_size: int, n_layers: int, block) -> None:
+        super().__init__()
+        d = cfg.d_model
+        self.embed = nn.Embedding(vocab_size, d, padding_idx=cfg.pad_idx) if vocab_size else None
+        self.scale = math.sqrt(d)  # embeddings are scaled by sqrt(d_model) as in the paper
+        self.pos = make_positional(cfg)
+        self.dropout = nn.Dropout(cfg.dropout)
+        self.layers = nn.ModuleList(block() for _ in range(n_layers))
+        self.final_norm = nn.LayerNorm(d) if cfg.norm == "pre" else nn.Identity()
+
+    def embed_inputs(self, x: Tensor) -> Tensor:
+        if self.embed is not None:
+            x = self.embed(x) * self.scale                              # (B, T, d_model)
+        return self.dropout(self.pos(x))
+
+
+def init_weights(model: nn.Module, pad_idx: int) -> None:
+    """Xavier-uniform for every matrix, as in the chapter; padding embeddings start at zero."""
+    for p in model.parameters():
+        if p.dim() > 1:
+            nn.init.xavier_uniform_(p)
+    with torch.no_grad():
+        for m in model.modules():
+            if isinstance(m, nn.Embedding) and m.padding_idx is not None:
+                m.weight[m.padding_idx].zero_()
+
+
+class EncoderDecoder(nn.Module):
+    """Sequence-to-sequence Transformer trained with teacher forcing."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = Stack(cfg, cfg.src_vocab_size, cfg.n_encoder_layers, lambda: EncoderBlock(cfg))
+        self.decoder = Stack(cfg, cfg.tgt_vocab_size, cfg.n_decoder_layers, lambda: DecoderBlock(cfg))
+        self.output_proj = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
+        init_weights(self, cfg.pad_idx)
+        if cfg.tie_embeddings:
+            self.output_proj.weight = self.decoder.embed.weight
+        if cfg.shares_src_tgt_embedding:
+            self.encoder.embed = self.decoder.embed
+
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor | None]:
+        mask = padding_mask(src, self.cfg.pad_idx)                      # (B, 1, 1, S)
+        x = self.encoder.embed_inputs(src)
+        for layer in self.encoder.layers:
+            x = layer(x, mask, self.encoder.pos.rotate)
+        return self.encoder.final_norm(x), mask                         # (B, S, d_model)
+
+    def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor | None) -> Tensor:
+        tgt_mask = padding_mask(tgt_in, self.cfg.pad_idx)               # (B, 1, 1, T)
+        x = self.decoder.embed_inputs(tgt_in)
+        for layer in self.decoder.layers:
+            x = layer(x, memory, tgt_mask, src_mask, self.decoder.pos.rotate)
+        return self.output_proj(self.decoder.final_norm(x))             # (B, T, tgt_vocab)
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        memory, src_mask = self.encode(src)
+        return self.decode(tgt_in, memory, src_mask)
+
+
+class EncoderClassifier(nn.Module):
+    """Encoder, mean-pooled over real tokens, then a linear classifier (order detection)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.encoder = Stack(cfg, cfg.src_vocab_size, cfg.n_encoder_layers, lambda: EncoderBlock(cfg))
+        self.classifier = nn.Linear(cfg.d_model, cfg.n_classes)
+        init_weights(self, cfg.pad_idx)
+
+    def forward(self, src: Tensor) -> Tensor:
+        """src: token ids (B, S), or vectors (B, S, d_model) when src_vocab_size == 0."""
+        mask = padding_mask(src, self.cfg.pad_idx) if self.encoder.embed is not None else None
+        x = self.encoder.embed_inputs(src)
+        for layer in self.encoder.layers:
+            x = layer(x, mask, self.encoder.pos.rotate)
+        x = self.encoder.final_norm(x)                                  # (B, S, d_model)
+        if mask is None:
+            pooled = x.mean(dim=1)
+        else:
+            keep = mask[:, 0, 0, :, None].to(x.dtype)                   # (B, S, 1)
+            pooled = (x * keep).sum(1) / keep.sum(1)
+        return self.classifier(pooled)                                  # (B, n_classes)
+
+
+class DecoderLM(nn.Module):
+    """Decoder-only language model: causal self-attention blocks and an output projection."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__()
+        self.cfg = cfg
+        self.decoder = Stack(cfg, cfg.tgt_vocab_size, cfg.n_decoder_layers,
+                             lambda: DecoderBlock(cfg, cross=False))
+        self.output_proj = nn.Linear(cfg.d_model, cfg.tgt_vocab_size)
+        init_weights(self, cfg.pad_idx)
+        if cfg.tie_embeddings:
+            self.output_proj.weight = self.decoder.embed.weight
+
+    def forward(self, tokens: Tensor) -> Tensor:
+        mask = padding_mask(tokens, self.cfg.pad_idx)
+        x = self.decoder.embed_inputs(tokens)
+        for layer in self.decoder.layers:
+            x = layer(x, tgt_mask=mask, rotate=self.decoder.pos.rotate)
+        return self.output_proj(self.decoder.final_norm(x))             # (B, T, vocab)
+
+
+MODELS = {"encoder-decoder": EncoderDecoder, "encoder": EncoderClassifier, "decoder": DecoderLM}
+
+
+def build_model(cfg: ModelConfig, seed: int | None = None) -> nn.Module:
+    """A fresh model for cfg; with a seed, its initial weights are reproducible."""
+    if seed is None:
+        return MODELS[cfg.arch](cfg)
+    with torch.random.fork_rng():
+        torch.manual_seed(seed)
+        return MODELS[cfg.arch](cfg)
