@@ -1,0 +1,365 @@
+"""Pure figure builders: numpy / pandas data in, `plotly.graph_objects.Figure` out.
+
+Nothing here trains, builds a model or imports Streamlit. Colour scales are fixed per figure
+family (attention 0..1, positional encodings -1..1) so that heads, layers and runs compare by eye.
+Token axes are positional (0..n-1) with the tokens as tick text, so repeated tokens stay distinct.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+from plotly.colors import qualitative
+
+from explorer.config import human
+from explorer.diagram import architecture_diagram
+
+ATTENTION_SCALE = "Viridis"
+OUTPUT_SCALE = "Blues"
+PE_SCALE = "RdBu"
+SIMILARITY_SCALE = "RdBu"
+GRAD_SCALE = "Plasma"
+SWEEP_SCALE = "Greens"
+PALETTE = qualitative.Plotly
+MASK_GREY = "rgb(200,200,200)"
+EXPECTED_COLOUR = "#ff2d55"
+TEMPLATE = "plotly_white"
+MIN_HEIGHT = 250
+
+
+def _arr(x) -> np.ndarray:
+    if hasattr(x, "detach"):  # a torch tensor: no torch import needed here
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=float)
+
+
+def _style(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
+    fig.update_layout(template=TEMPLATE, title=dict(text=title, x=0.0, xanchor="left"),
+                      height=max(MIN_HEIGHT, int(height)),
+                      margin=dict(l=60, r=30, t=60 if title else 30, b=50), **layout)
+    return fig
+
+
+def _token_axis(labels, title: str, max_ticks: int = 30) -> dict:
+    """Positional axis with the tokens as tick text; thinned when there are too many to read."""
+    labels = [str(t) for t in labels]
+    step = max(1, math.ceil(len(labels) / max_ticks))
+    idx = list(range(0, len(labels), step))
+    return dict(title=title, tickmode="array", tickvals=idx, ticktext=[labels[i] for i in idx],
+                showgrid=False, zeroline=False)
+
+
+def _cell_outlines(cells, name: str, colour: str = EXPECTED_COLOUR) -> go.Scatter:
+    """Square outlines around (row, col) cells, in data units so they scale with the heatmap."""
+    xs, ys = [], []
+    for r, c in cells:
+        xs += [c - 0.45, c + 0.45, c + 0.45, c - 0.45, c - 0.45, None]
+        ys += [r - 0.45, r - 0.45, r + 0.45, r + 0.45, r - 0.45, None]
+    return go.Scatter(x=xs, y=ys, mode="lines", name=name, hoverinfo="skip",
+                      line=dict(color=colour, width=2.5), showlegend=True)
+
+
+def _pair_customdata(rows, cols) -> np.ndarray:
+    rows, cols = [str(t) for t in rows], [str(t) for t in cols]
+    data = np.empty((len(rows), len(cols), 2), dtype=object)
+    data[:, :, 0] = np.array(rows, dtype=object)[:, None]
+    data[:, :, 1] = np.array(cols, dtype=object)[None, :]
+    return data
+
+
+# ----------------------------------------------------------------------------------- attention
+
+def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask=None, zmax=1.0,
+                      click_grid=False) -> go.Figure:
+    """One head's weights (Q, K): y = query in reading order, x = key.
+
+    `expected` (Q, K) one-hot draws outlined squares over the cells the task calls right; `mask`
+    (Q, K) bool, True = allowed, greys out the cells attention may not use (e.g. the future).
+    `click_grid` lays a transparent scatter over the cells so `on_select` returns a cell.
+    """
+    z = _arr(pattern)  # (Q, K)
+    q, k = z.shape
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(k)), y=list(range(q)), zmin=0.0, zmax=zmax, colorscale=ATTENTION_SCALE,
+        customdata=_pair_customdata(q_labels, k_labels), name="attention",
+        colorbar=dict(title="weight", thickness=14),
+        hovertemplate="query %{customdata[0]} (pos %{y})<br>key %{customdata[1]} (pos %{x})"
+                      "<br>weight %{z:.3f}<extra></extra>"))
+    if mask is not None:
+        blocked = ~np.asarray(mask, dtype=bool)
+        fig.add_trace(go.Heatmap(
+            z=np.where(blocked, 1.0, np.nan), x=list(range(k)), y=list(range(q)), name="masked",
+            colorscale=[[0, MASK_GREY], [1, MASK_GREY]], showscale=False, hoverongaps=False,
+            hovertemplate="masked: query pos %{y} may not see key pos %{x}<extra></extra>"))
+    if expected is not None:
+        rows, cols = np.nonzero(_arr(expected) > 0.5)
+        fig.add_trace(_cell_outlines(zip(rows, cols), "expected"))
+    if click_grid:
+        yy, xx = np.mgrid[0:q, 0:k]
+        fig.add_trace(go.Scatter(x=xx.ravel(), y=yy.ravel(), mode="markers", name="cells",
+                                 marker=dict(size=18, symbol="square", opacity=0), showlegend=False,
+                                 hoverinfo="skip"))
+    cell = min(40, max(12, 520 // max(q, k)))
+    _style(fig, title, 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0),
+           xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=dict(orientation="h", y=-0.15),
+           yaxis=dict(_token_axis(q_labels, "query"), autorange="reversed", scaleanchor="x",
+                      constrain="domain"))
+    return fig
+
+
+def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
+    """Where the tiles of `attention_mosaic` sit: tile (l, h) covers rows l*row_stride + (0..Q-1)
+    and columns h*col_stride + (0..K-1). Row gaps leave ~20 px for the tile titles."""
+    tile_px = min(220.0, max(60.0, 640 / n_heads * n_query / n_key))  # drawn tile height
+    row_gap = max(1, math.ceil(20 * n_query / tile_px))
+    col_gap = max(1, round(0.15 * n_key))
+    return dict(row_gap=row_gap, col_gap=col_gap, row_stride=n_query + row_gap, col_stride=n_key + col_gap,
+                tile_px=tile_px)
+
+
+def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None) -> go.Figure:
+    """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
+
+    One trace with NaN gaps draws a 12 x 8 grid in about a second where 96 subplots take several.
+    """
+    p = _arr(patterns)  # (L, H, Q, K)
+    n_l, n_h, q, k = p.shape
+    m = mosaic_layout(n_h, q, k)
+    rs, cs = m["row_stride"], m["col_stride"]
+    names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(n_l)]
+    grid = np.full((n_l * rs - m["row_gap"], n_h * cs - m["col_gap"]), np.nan)
+    custom = np.full(grid.shape + (4,), "", dtype=object)
+    tokens = _pair_customdata([f"{t} (pos {i})" for i, t in enumerate(q_labels)],
+                              [f"{t} (pos {j})" for j, t in enumerate(k_labels)])
+    annotations = []
+    for li in range(n_l):
+        for hi in range(n_h):
+            r0, c0 = li * rs, hi * cs
+            grid[r0:r0 + q, c0:c0 + k] = p[li, hi]
+            tile = custom[r0:r0 + q, c0:c0 + k]
+            tile[..., 0], tile[..., 1], tile[..., 2:] = names[li], str(hi), tokens
+            annotations.append(dict(x=c0 - 0.5, y=r0 - 0.5, xref="x", yref="y", text=f"{names[li]} H{hi}",
+                                    showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12)))
+    fig = go.Figure(go.Heatmap(
+        z=grid, customdata=custom, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE, hoverongaps=False,
+        colorbar=dict(title="weight", thickness=14),
+        hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>query %{customdata[2]}"
+                      "<br>key %{customdata[3]}<br>weight %{z:.3f}<extra></extra>"))
+    axis = dict(showticklabels=False, showgrid=False, zeroline=False, ticks="")
+    _style(fig, title, 70 + n_l * m["tile_px"] * rs / q, annotations=annotations, meta=m,
+           xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
+           yaxis=dict(axis, range=[grid.shape[0] - 0.5, -m["row_gap"] - 0.5], scaleanchor="x",
+                      constrain="domain"))
+    fig.update_layout(margin=dict(l=20, r=20))
+    return fig
+
+
+def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title="") -> go.Figure:
+    """Mean attention entropy per head (L, H), grouped by layer; low = focused, high = spread out."""
+    e = _arr(entropy)  # (L, H)
+    names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(e.shape[0])]
+    fig = go.Figure([go.Bar(x=names, y=e[:, h], name=f"H{h}", marker_color=PALETTE[h % len(PALETTE)],
+                            hovertemplate=f"layer %{{x}}, head {h}<br>entropy %{{y:.3f}} nats<extra></extra>")
+                     for h in range(e.shape[1])])
+    if max_entropy is not None:
+        fig.add_hline(y=max_entropy, line_dash="dash", line_color="grey",
+                      annotation_text=f"uniform = {max_entropy:.2f}")
+    return _style(fig, title or "Attention entropy per head", 360, barmode="group",
+                  xaxis=dict(title="layer", type="category"), yaxis=dict(title="entropy (nats)"))
+
+
+# ------------------------------------------------------------------------------------ heatmaps
+
+def pe_heatmap(table, title="") -> go.Figure:
+    """Positional encodings (positions, d_model): y = position (0 at the top), x = dimension."""
+    z = _arr(table)  # (P, d_model)
+    fig = go.Figure(go.Heatmap(
+        z=z, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=PE_SCALE, colorbar=dict(thickness=14),
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"))
+    return _style(fig, title, min(700, 100 + 6 * z.shape[0]), xaxis=dict(title="dimension"),
+                  yaxis=dict(title="position", autorange="reversed"))
+
+
+def similarity_heatmap(matrix, labels=None, title="", zmin=None, zmax=None) -> go.Figure:
+    """Square similarity matrix (e.g. cosine of PE vectors); symmetric scale around 0 by default."""
+    z = _arr(matrix)  # (N, N)
+    n = z.shape[0]
+    if zmin is None or zmax is None:
+        m = float(np.nanmax(np.abs(z))) or 1.0
+        zmin, zmax = (-m if zmin is None else zmin), (m if zmax is None else zmax)
+    labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=list(range(n)), y=list(range(n)), zmin=zmin, zmax=zmax, colorscale=SIMILARITY_SCALE,
+        customdata=_pair_customdata(labels, labels), colorbar=dict(thickness=14),
+        hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>similarity %{z:.3f}<extra></extra>"))
+    return _style(fig, title, min(700, 120 + 12 * n), xaxis=dict(_token_axis(labels, "", 16), constrain="domain"),
+                  yaxis=dict(_token_axis(labels, "", 16), autorange="reversed", scaleanchor="x",
+                             constrain="domain"))
+
+
+def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None) -> go.Figure:
+    """Softmax rows (T, V): y = position, x = vocabulary token; `top_k` keeps the V columns whose
+    highest probability over positions is largest (in vocabulary order). `targets` (T,) vocabulary
+    indices of the right answers, outlined."""
+    p = _arr(probs)  # (T, V)
+    cols = np.arange(p.shape[1])
+    if top_k is not None and top_k < p.shape[1]:
+        cols = np.sort(np.argsort(-p.max(axis=0), kind="stable")[:top_k])
+    vocab = [str(vocab[c]) for c in cols]
+    fig = go.Figure(go.Heatmap(
+        z=p[:, cols], x=list(range(len(cols))), y=list(range(p.shape[0])), zmin=0.0, zmax=1.0,
+        colorscale=OUTPUT_SCALE, customdata=_pair_customdata(pos_labels, vocab),
+        colorbar=dict(title="p", thickness=14),
+        hovertemplate="position %{y} (%{customdata[0]})<br>token %{customdata[1]}"
+                      "<br>p %{z:.3f}<extra></extra>"))
+    if targets is not None:
+        where = {int(c): i for i, c in enumerate(cols)}
+        cells = [(t, where[int(v)]) for t, v in enumerate(targets) if int(v) in where]
+        fig.add_trace(_cell_outlines(cells, "target"))
+    return _style(fig, title, 110 + p.shape[0] * min(36, max(14, 520 // p.shape[0])),
+                  xaxis=_token_axis(vocab, "token"), legend=dict(orientation="h", y=-0.2),
+                  yaxis=dict(_token_axis(pos_labels, "position"), autorange="reversed"))
+
+
+def sweep_heatmap(values, x_labels, y_labels, x_name, y_name, title="", zmin=0.0, zmax=1.0) -> go.Figure:
+    """Result grid of a two-parameter sweep, values written in the cells (NaN = not run)."""
+    z = _arr(values)  # (len(y_labels), len(x_labels))
+    xs, ys = [str(x) for x in x_labels], [str(y) for y in y_labels]
+    fig = go.Figure(go.Heatmap(
+        z=z, x=xs, y=ys, zmin=zmin, zmax=zmax, colorscale=SWEEP_SCALE, texttemplate="%{z:.2f}",
+        textfont=dict(size=13), hoverongaps=False, colorbar=dict(thickness=14),
+        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y}}<br>value %{{z:.3f}}<extra></extra>"))
+    return _style(fig, title, 120 + 44 * len(ys), xaxis=dict(title=x_name, type="category"),
+                  yaxis=dict(title=y_name, type="category"))
+
+
+def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None) -> go.Figure:
+    """Gradient norm per layer (n_layers, n_steps) on a log10 colour scale; first layer at the
+    bottom, real values in the hover. `log_range` = (lo, hi) in log10 units fixes the scale."""
+    g = _arr(norms)  # (n_layers, n_steps)
+    steps = list(range(g.shape[1])) if steps is None else [int(s) for s in steps]
+    z = np.log10(np.clip(g, 1e-12, None))
+    lo, hi = log_range or (math.floor(np.nanmin(z)), math.ceil(np.nanmax(z)))
+    hi = max(hi, lo + 1)
+    ticks = list(range(int(lo), int(hi) + 1))
+    fig = go.Figure(go.Heatmap(
+        z=z, x=steps, y=list(range(g.shape[0])), zmin=lo, zmax=hi, colorscale=GRAD_SCALE,
+        customdata=np.stack([g, np.broadcast_to(np.array(layer_labels, dtype=object)[:, None], g.shape)],
+                            axis=-1),
+        colorbar=dict(title="‖grad‖", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks], thickness=14),
+        hovertemplate="layer %{customdata[1]}<br>step %{x}<br>‖grad‖ %{customdata[0]:.3g}<extra></extra>"))
+    return _style(fig, title, 100 + g.shape[0] * min(40, max(14, 500 // g.shape[0])),
+                  xaxis=dict(title="step"), yaxis=_token_axis(layer_labels, "layer"))
+
+
+# -------------------------------------------------------------------------------- curves, bars
+
+def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None) -> go.Figure:
+    """Lines `name -> (x, y)`; `bands` `name -> (x, lo, hi)` shade a range (mean ± std over seeds)
+    in the colour of the line with the same name."""
+    colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(list(series) + list(bands or {}))}
+    fig = go.Figure()
+    for name, (x, lo, hi) in (bands or {}).items():
+        x = list(_arr(x))
+        fig.add_trace(go.Scatter(
+            x=x + x[::-1], y=list(_arr(hi)) + list(_arr(lo))[::-1], fill="toself", mode="lines",
+            line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
+            showlegend=False, hoverinfo="skip"))
+    for name, (x, y) in series.items():
+        fig.add_trace(go.Scatter(x=_arr(x), y=_arr(y), mode="lines", name=str(name), connectgaps=True,
+                                 line=dict(color=colours[name], width=2),
+                                 hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
+                                               f"{y_title or 'y'} %{{y:.4g}}<extra></extra>"))
+    return _style(fig, title, 380, xaxis=dict(title=x_title),
+                  yaxis=dict(title=y_title, type="log" if log_y else "linear"))
+
+
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def training_curves(history, metrics=("loss",), title="", log_y=False) -> go.Figure:
+    """Metric columns of a history DataFrame against its "step" column (NaN = not measured that
+    step). A dict run name -> DataFrame overlays runs: colour per run, dash per metric; a single
+    run gets a colour per metric. "lr" goes on a second axis on the right."""
+    runs = history if isinstance(history, dict) else {"": history}
+    fig = go.Figure()
+    for ri, (run, df) in enumerate(runs.items()):
+        for mi, metric in enumerate(metrics):
+            if metric not in df.columns:
+                continue
+            rows = df[["step", metric]].dropna()
+            colour = PALETTE[(ri if len(runs) > 1 else mi) % len(PALETTE)]
+            name = f"{run} · {metric}" if run else metric
+            fig.add_trace(go.Scatter(
+                x=rows["step"], y=rows[metric], mode="lines", name=name, connectgaps=True,
+                yaxis="y2" if metric == "lr" else "y",
+                line=dict(color=colour, width=2, dash=_DASHES[mi % len(_DASHES)] if len(runs) > 1 else None),
+                hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
+    layout = dict(xaxis=dict(title="step"), hovermode="closest",
+                  yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear"),
+                  legend=dict(orientation="h", y=-0.2))
+    if "lr" in metrics:
+        layout["yaxis2"] = dict(title="lr", overlaying="y", side="right", showgrid=False, tickformat=".1e")
+    return _style(fig, title, 400, **layout)
+
+
+def grad_norm_profile(profiles, title="") -> go.Figure:
+    """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y."""
+    fig = go.Figure([go.Scatter(
+        x=list(range(len(_arr(v)))), y=_arr(v), mode="lines+markers", name=name,
+        line=dict(color=PALETTE[i % len(PALETTE)]),
+        hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>")
+        for i, (name, v) in enumerate(profiles.items())])
+    return _style(fig, title, 380, xaxis=dict(title="layer (0 = first)", dtick=1),
+                  yaxis=dict(title="gradient norm", type="log"))
+
+
+def param_breakdown(parts, title="") -> go.Figure:
+    """Parameter counts by part (from `config.param_count`; "total" is left out)."""
+    items = [(k, v) for k, v in parts.items() if k != "total"]
+    total = sum(v for _, v in items) or 1
+    names, counts = [k for k, _ in items], [v for _, v in items]
+    fig = go.Figure(go.Bar(
+        x=counts, y=names, orientation="h", marker_color=PALETTE[0],
+        text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
+        textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
+        hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>"))
+    return _style(fig, title or f"{human(total)} parameters", 120 + 34 * len(names),
+                  xaxis=dict(title="parameters"), yaxis=dict(autorange="reversed"))
+
+
+def entropy_chart(entropy, labels, max_entropy=None, title="") -> go.Figure:
+    """Output entropy per position (T,); the dashed line is log(V), a uniform guess."""
+    e = _arr(entropy)  # (T,)
+    fig = go.Figure(go.Bar(
+        x=list(range(len(e))), y=e, marker_color=PALETTE[0], customdata=[str(t) for t in labels],
+        hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>"))
+    if max_entropy is not None:
+        fig.add_hline(y=max_entropy, line_dash="dash", line_color="grey",
+                      annotation_text=f"log V = {max_entropy:.2f}", annotation_position="top left")
+    return _style(fig, title, 320, xaxis=_token_axis(labels, "position"), yaxis=dict(title="entropy (nats)"))
+
+
+def bar_with_error(names, means, stds, title="", y_title="", reference=None) -> go.Figure:
+    """Experiment results as mean ± std bars; `reference` name -> value marks what the seed predicts."""
+    names = [str(n) for n in names]
+    fig = go.Figure(go.Bar(
+        x=names, y=_arr(means), error_y=dict(type="data", array=_arr(stds), visible=True),
+        marker_color=PALETTE[0], name="measured", customdata=_arr(stds),
+        hovertemplate=f"%{{x}}<br>{y_title or 'value'} %{{y:.4g}} ± %{{customdata:.3g}}<extra></extra>"))
+    if reference:
+        fig.add_trace(go.Scatter(
+            x=[str(k) for k in reference], y=list(reference.values()), mode="markers",
+            name="the seed predicts", marker=dict(symbol="diamond", size=13, color=EXPECTED_COLOUR),
+            hovertemplate="%{x}<br>expected %{y:.4g}<extra></extra>"))
+    return _style(fig, title, 380, yaxis=dict(title=y_title), legend=dict(orientation="h", y=-0.2))
+
+
+__all__ = [
+    "ATTENTION_SCALE", "OUTPUT_SCALE", "PE_SCALE", "architecture_diagram", "attention_entropy_bars",
+    "attention_heatmap", "attention_mosaic", "bar_with_error", "entropy_chart", "grad_norm_heatmap",
+    "grad_norm_profile", "line_chart", "mosaic_layout", "output_heatmap", "param_breakdown",
+    "pe_heatmap", "similarity_heatmap", "sweep_heatmap", "training_curves",
+]

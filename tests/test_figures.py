@@ -1,0 +1,359 @@
+"""Figure builders: structure of the returned plotly figures, from small deterministic data."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import plotly.io as pio
+import pytest
+
+from explorer import figures as F
+from explorer.config import ModelConfig, param_count
+
+TOKS = ["3", "1", "4", "1", "5"]  # a repeated token on purpose
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(-1, keepdims=True))
+    return e / e.sum(-1, keepdims=True)
+
+
+def _pattern(q=5, k=5, seed=0):
+    return _softmax(np.random.default_rng(seed).normal(size=(q, k)))
+
+
+def _heatmaps(fig):
+    return [t for t in fig.data if isinstance(t, go.Heatmap)]
+
+
+# ------------------------------------------------------------------------------------ attention
+
+def test_attention_heatmap_axes_values_and_scale():
+    pat = _pattern()
+    fig = F.attention_heatmap(pat, TOKS, TOKS, title="L0 H0")
+    (hm,) = _heatmaps(fig)
+    np.testing.assert_allclose(np.asarray(hm.z), pat)
+    assert (hm.zmin, hm.zmax) == (0.0, 1.0)
+    assert hm.colorscale == go.Heatmap(colorscale=F.ATTENTION_SCALE).colorscale
+    for axis in (fig.layout.xaxis, fig.layout.yaxis):
+        assert list(axis.ticktext) == TOKS          # the real tokens, duplicates included
+        assert list(axis.tickvals) == [0, 1, 2, 3, 4]  # ...kept apart by position
+    assert fig.layout.yaxis.autorange == "reversed"  # query 0 on top, reading order
+    assert {"query", "key", "weight"} <= set(hm.hovertemplate.replace("<br>", " ").split())
+    assert tuple(hm.customdata[3][2]) == ("1", "4")  # (query token, key token) of cell (3, 2)
+    assert len(fig.data) == 1  # no overlays unless asked
+
+
+def test_attention_heatmap_expected_outlines_the_right_cells():
+    expected = np.eye(5)[::-1]  # reversal: query i attends to key 4 - i
+    fig = F.attention_heatmap(_pattern(), TOKS, TOKS, expected=expected)
+    (outline,) = [t for t in fig.data if t.name == "expected"]
+    xs = [x for x in outline.x if x is not None]
+    ys = [y for y in outline.y if y is not None]
+    centres = {(round(np.mean(ys[i:i + 5][:4])), round(np.mean(xs[i:i + 5][:4]))) for i in range(0, len(xs), 5)}
+    assert centres == {(i, 4 - i) for i in range(5)}
+
+
+def test_attention_heatmap_mask_greys_only_blocked_cells_and_keeps_weights():
+    mask = np.tril(np.ones((5, 5), bool))
+    pat = _pattern() * mask
+    fig = F.attention_heatmap(pat, TOKS, TOKS, mask=mask, zmax=0.5)
+    weights, grey = _heatmaps(fig)
+    np.testing.assert_allclose(np.asarray(weights.z), pat)
+    assert weights.zmax == 0.5
+    grey_z = np.asarray(grey.z, dtype=float)
+    assert np.all(np.isnan(grey_z[mask])) and np.all(grey_z[~mask] == 1.0)
+    assert grey.showscale is False
+
+
+def test_attention_heatmap_accepts_torch_tensor_and_rectangular_cross_attention():
+    torch = pytest.importorskip("torch")
+    pat = torch.softmax(torch.randn(3, 6, generator=torch.Generator().manual_seed(0)), dim=-1)
+    fig = F.attention_heatmap(pat, list("abc"), list("uvwxyz"))
+    np.testing.assert_allclose(np.asarray(fig.data[0].z), pat.numpy(), rtol=1e-6)
+    assert list(fig.layout.xaxis.ticktext) == list("uvwxyz")
+
+
+def test_mosaic_places_tiles_at_offsets_with_nan_gaps():
+    rng = np.random.default_rng(1)
+    pats = _softmax(rng.normal(size=(3, 2, 4, 5)))  # (L, H, Q, K)
+    fig = F.attention_mosaic(pats, list("abcd"), list("vwxyz"), layer_names=["enc 0", "enc 1", "dec 0"])
+    (hm,) = fig.data
+    z = np.asarray(hm.z, dtype=float)
+    m = F.mosaic_layout(2, 4, 5)
+    assert fig.layout.meta["row_stride"] == m["row_stride"]
+    covered = np.zeros(z.shape, bool)
+    for li in range(3):
+        for hi in range(2):
+            r0, c0 = li * m["row_stride"], hi * m["col_stride"]
+            np.testing.assert_allclose(z[r0:r0 + 4, c0:c0 + 5], pats[li, hi])
+            covered[r0:r0 + 4, c0:c0 + 5] = True
+    assert np.all(np.isnan(z[~covered])) and (~covered).any()
+    assert (hm.zmin, hm.zmax) == (0.0, 1.0) and hm.hoverongaps is False
+    texts = [a.text for a in fig.layout.annotations]
+    assert len(texts) == 6 and "dec 0 H1" in texts and "enc 0 H0" in texts
+    r0, c0 = 2 * m["row_stride"] + 1, 1 * m["col_stride"] + 3  # layer 2, head 1, query 1, key 3
+    assert tuple(hm.customdata[r0][c0]) == ("dec 0", "1", "b (pos 1)", "y (pos 3)")
+
+
+def test_mosaic_12x8_is_one_heatmap_and_grows_with_layers():
+    rng = np.random.default_rng(2)
+    toks = [str(i % 10) for i in range(16)]
+    big = F.attention_mosaic(_softmax(rng.normal(size=(12, 8, 16, 16))), toks, toks)
+    assert len(big.data) == 1 and isinstance(big.data[0], go.Heatmap)
+    assert len(big.layout.annotations) == 96
+    small = F.attention_mosaic(_softmax(rng.normal(size=(2, 8, 16, 16))), toks, toks)
+    assert big.layout.height > small.layout.height
+    one = F.attention_mosaic(_pattern(4, 4)[None, None], list("abcd"), list("abcd"))
+    np.testing.assert_allclose(np.asarray(one.data[0].z, dtype=float), _pattern(4, 4))
+    assert [a.text for a in one.layout.annotations] == ["L0 H0"]
+
+
+def test_attention_entropy_bars_one_trace_per_head():
+    ent = np.arange(6, dtype=float).reshape(2, 3) / 3
+    fig = F.attention_entropy_bars(ent, layer_names=["L0", "L1"], max_entropy=np.log(5))
+    assert [t.name for t in fig.data] == ["H0", "H1", "H2"]
+    np.testing.assert_allclose(fig.data[2].y, ent[:, 2])
+    assert list(fig.data[0].x) == ["L0", "L1"]
+    assert fig.layout.shapes[0].y0 == pytest.approx(np.log(5))
+
+
+# ------------------------------------------------------------------------------------- heatmaps
+
+def test_pe_heatmap_fixed_diverging_scale():
+    table = np.sin(np.arange(20 * 8).reshape(20, 8) / 7)
+    fig = F.pe_heatmap(table, title="PE")
+    (hm,) = fig.data
+    np.testing.assert_allclose(np.asarray(hm.z), table)
+    assert (hm.zmin, hm.zmax) == (-1.0, 1.0)
+    assert fig.layout.yaxis.title.text == "position" and fig.layout.xaxis.title.text == "dimension"
+
+
+def test_similarity_heatmap_symmetric_default_and_explicit_range():
+    m = np.array([[1.0, -0.5], [-0.5, 1.0]]) * 0.8
+    (hm,) = F.similarity_heatmap(m, labels=["p0", "p1"]).data
+    assert (hm.zmin, hm.zmax) == (-0.8, 0.8)
+    fig = F.similarity_heatmap(m, labels=["p0", "p1"], zmin=-1, zmax=1)
+    assert (fig.data[0].zmin, fig.data[0].zmax) == (-1, 1)
+    assert list(fig.layout.xaxis.ticktext) == ["p0", "p1"]
+
+
+def test_output_heatmap_top_k_keeps_columns_with_highest_max_prob():
+    probs = np.full((3, 6), 0.02)
+    probs[0, 4], probs[1, 1], probs[2, 4], probs[2, 5] = 0.9, 0.7, 0.5, 0.3
+    probs /= probs.sum(1, keepdims=True)
+    vocab = ["<pad>", "a", "b", "c", "d", "e"]
+    fig = F.output_heatmap(probs, ["x", "y", "z"], vocab, top_k=3, targets=[4, 1, 2])
+    hm = fig.data[0]
+    assert list(fig.layout.xaxis.ticktext) == ["a", "d", "e"]  # columns 1, 4, 5 in vocabulary order
+    np.testing.assert_allclose(np.asarray(hm.z), probs[:, [1, 4, 5]])
+    assert (hm.zmin, hm.zmax) == (0.0, 1.0)
+    assert list(fig.layout.yaxis.ticktext) == ["x", "y", "z"]
+    (target,) = [t for t in fig.data if t.name == "target"]  # "b" (col 2) is not shown: 2 outlines
+    assert sum(v is None for v in target.x) == 2
+    assert len(F.output_heatmap(probs, ["x", "y", "z"], vocab).data[0].z[0]) == 6
+
+
+def test_sweep_heatmap_writes_values_in_cells():
+    vals = np.array([[0.1, 0.2, np.nan], [0.4, 0.5, 0.6]])
+    fig = F.sweep_heatmap(vals, [1, 2, 4], ["16", "32"], "n_heads", "d_model")
+    (hm,) = fig.data
+    np.testing.assert_allclose(np.asarray(hm.z, dtype=float), vals)
+    assert hm.texttemplate and list(hm.x) == ["1", "2", "4"] and (hm.zmin, hm.zmax) == (0.0, 1.0)
+    assert "n_heads" in hm.hovertemplate and "d_model" in hm.hovertemplate
+
+
+def test_grad_norm_heatmap_log_colour_real_values_in_hover():
+    norms = np.array([[1e-3, 1e-2, 1e-1], [1.0, 10.0, 100.0]])
+    fig = F.grad_norm_heatmap(norms, ["layer 0", "layer 1"], steps=[0, 10, 20])
+    (hm,) = fig.data
+    np.testing.assert_allclose(np.asarray(hm.z), np.log10(norms))
+    np.testing.assert_allclose(np.asarray(hm.customdata)[..., 0].astype(float), norms)
+    assert list(hm.x) == [0, 10, 20] and (hm.zmin, hm.zmax) == (-3, 2)
+    assert list(fig.layout.yaxis.ticktext) == ["layer 0", "layer 1"]
+    assert fig.layout.yaxis.autorange != "reversed"  # first layer at the bottom
+
+
+# ------------------------------------------------------------------------------- curves, bars
+
+def test_line_chart_band_shares_line_colour():
+    x = np.arange(5)
+    fig = F.line_chart({"a": (x, x * 1.0), "b": (x, x * 2.0)}, log_y=True,
+                       bands={"a": (x, x - 0.5, x + 0.5)})
+    band, line_a, line_b = fig.data
+    assert band.fill == "toself" and band.fillcolor == line_a.line.color != line_b.line.color
+    assert len(band.x) == 10 and fig.layout.yaxis.type == "log"
+    np.testing.assert_allclose(line_b.y, x * 2.0)
+
+
+def test_training_curves_single_run_drops_nan_and_uses_second_axis_for_lr():
+    hist = pd.DataFrame({"step": [0, 1, 2, 3], "loss": [2.0, 1.5, 1.0, 0.8],
+                         "val_loss": [np.nan, 1.6, np.nan, 0.9], "lr": [0.0, 1e-3, 1e-3, 1e-3]})
+    fig = F.training_curves(hist, metrics=("loss", "val_loss", "lr", "token_acc"))
+    names = [t.name for t in fig.data]
+    assert names == ["loss", "val_loss", "lr"]  # a metric never recorded is skipped
+    val = fig.data[1]
+    assert list(val.x) == [1, 3] and list(val.y) == [1.6, 0.9]
+    assert fig.data[2].yaxis == "y2" and fig.layout.yaxis2.overlaying == "y"
+    assert len({t.line.color for t in fig.data}) == 3
+
+
+def test_training_curves_overlay_colour_per_run_dash_per_metric():
+    h = pd.DataFrame({"step": [0, 1], "loss": [1.0, 0.5], "val_loss": [1.1, 0.6]})
+    fig = F.training_curves({"pre": h, "post": h}, metrics=("loss", "val_loss"))
+    by = {t.name: t for t in fig.data}
+    assert set(by) == {"pre · loss", "pre · val_loss", "post · loss", "post · val_loss"}
+    assert by["pre · loss"].line.color == by["pre · val_loss"].line.color != by["post · loss"].line.color
+    assert by["pre · loss"].line.dash == by["post · loss"].line.dash != by["pre · val_loss"].line.dash
+
+
+def test_grad_norm_profile_log_y_lines_markers():
+    fig = F.grad_norm_profile({"Pre-LN": [1.0, 1.1, 0.9], "Post-LN": [1e-3, 1e-2, 1e-1]})
+    assert [t.name for t in fig.data] == ["Pre-LN", "Post-LN"]
+    assert fig.layout.yaxis.type == "log" and fig.data[0].mode == "lines+markers"
+    assert list(fig.data[1].x) == [0, 1, 2]
+
+
+def test_param_breakdown_leaves_out_total():
+    parts = param_count(ModelConfig())
+    fig = F.param_breakdown(parts)
+    (bar,) = fig.data
+    assert "total" not in list(bar.y) and bar.orientation == "h"
+    assert sum(bar.x) == parts["total"]
+
+
+def test_entropy_chart_bars_and_uniform_line():
+    fig = F.entropy_chart([0.1, 1.0, 2.0], ["a", "b", "a"], max_entropy=np.log(8))
+    assert list(fig.data[0].y) == [0.1, 1.0, 2.0]
+    assert list(fig.layout.xaxis.ticktext) == ["a", "b", "a"]
+    assert fig.layout.shapes[0].line.dash == "dash" and fig.layout.shapes[0].y0 == pytest.approx(np.log(8))
+
+
+def test_bar_with_error_reference_only_when_given():
+    fig = F.bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], y_title="acc")
+    assert len(fig.data) == 1 and list(fig.data[0].error_y.array) == [0.05, 0.02]
+    fig = F.bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], reference={"0.1": 0.95})
+    assert list(fig.data[1].x) == ["0.1"] and list(fig.data[1].y) == [0.95]
+
+
+# ------------------------------------------------------------------------------ every figure
+
+def _all_figures():
+    x = np.arange(4)
+    hist = pd.DataFrame({"step": x, "loss": x[::-1] * 1.0})
+    return [
+        F.attention_heatmap(_pattern(), TOKS, TOKS, expected=np.eye(5), mask=np.ones((5, 5), bool)),
+        F.attention_mosaic(_pattern()[None, None], TOKS, TOKS),
+        F.attention_entropy_bars(np.ones((2, 2))),
+        F.pe_heatmap(np.zeros((3, 4))),
+        F.similarity_heatmap(np.eye(3)),
+        F.line_chart({"a": (x, x)}),
+        F.training_curves(hist),
+        F.grad_norm_heatmap(np.ones((2, 3)), ["a", "b"]),
+        F.grad_norm_profile({"a": [1, 2]}),
+        F.param_breakdown({"a": 1, "b": 2, "total": 3}),
+        F.output_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], top_k=2),
+        F.entropy_chart([1.0, 2.0], ["a", "b"], max_entropy=1.1),
+        F.sweep_heatmap(np.ones((1, 1)), ["a"], ["b"], "x", "y"),
+        F.bar_with_error(["a"], [1.0], [0.1], reference={"a": 1.0}),
+        F.architecture_diagram(ModelConfig()),
+    ]
+
+
+def test_every_figure_serialises_with_house_style():
+    for fig in _all_figures():
+        spec = json.loads(fig.to_json())
+        assert spec["layout"]["height"] >= 250
+        assert fig.layout.template.to_plotly_json() == pio.templates["plotly_white"].to_plotly_json()
+        for trace in fig.data:
+            assert trace.hoverinfo == "skip" or trace.hovertemplate, type(trace).__name__
+
+
+# ------------------------------------------------------------------------------- the diagram
+
+def _names(fig, prefix):
+    return [s.name for s in fig.layout.shapes if (s.name or "").startswith(prefix)]
+
+
+def _texts(fig, needle):
+    return [a.text for a in fig.layout.annotations if needle in (a.text or "")]
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_diagram_encoder_decoder_blocks_sublayers_and_norm_placement(norm):
+    cfg = ModelConfig(arch="encoder-decoder", n_encoder_layers=3, n_decoder_layers=5, norm=norm)
+    fig = F.architecture_diagram(cfg)
+    assert sorted(_names(fig, "block:")) == ["block:decoder", "block:encoder"]
+    subs = _names(fig, "sublayer:")
+    assert sorted(subs) == ["sublayer:cross-attention", "sublayer:ffn", "sublayer:ffn",
+                            "sublayer:masked-self-attention", "sublayer:self-attention"]
+    assert _texts(fig, "N = 3 ×") and _texts(fig, "N = 5 ×")
+    if norm == "pre":  # one LayerNorm before each of the 5 sublayers + a final one per stack
+        assert len(_texts(fig, "LayerNorm")) == 7 and len(_texts(fig, "Final LayerNorm")) == 2
+        assert not _texts(fig, "Add & Norm") and len(_names(fig, "add")) == 5
+    else:  # "Add & Norm" after each sublayer, nothing at the top of the stacks
+        assert len(_texts(fig, "Add & Norm")) == 5 and not _texts(fig, "LayerNorm")
+        assert not _names(fig, "add")
+    assert len(_names(fig, "residual")) == 5 and len(_names(fig, "cross")) == 1
+    assert _texts(fig, "encoder output (B, S, 64)") and _texts(fig, "(B, T, 64)")
+
+
+def test_diagram_cross_wire_ends_at_the_cross_attention_box():
+    fig = F.architecture_diagram(ModelConfig())
+    (box,) = [s for s in fig.layout.shapes if s.name == "sublayer:cross-attention"]
+    y_mid = (box.y0 + box.y1) / 2
+    tips = [(a.x, a.y) for a in fig.layout.annotations if a.showarrow]
+    assert any(abs(x - box.x0) < 1e-9 and abs(y - y_mid) < 1e-9 for x, y in tips)
+
+
+def test_diagram_encoder_classifier_and_decoder_lm_heads():
+    enc = F.architecture_diagram(ModelConfig(arch="encoder", norm="post", activation="gelu"))
+    assert _names(enc, "block:") == ["block:encoder"]
+    assert sorted(_names(enc, "sublayer:")) == ["sublayer:ffn", "sublayer:self-attention"]
+    assert _names(enc, "head:") == ["head:pool", "head:classifier"]
+    assert len(_texts(enc, "Add & Norm")) == 2 and _texts(enc, "Feed-forward (GELU)")
+    assert not _names(enc, "cross") and not _texts(enc, "Cross-attention")
+    dec = F.architecture_diagram(ModelConfig(arch="decoder", norm="pre", activation="swiglu"))
+    assert _names(dec, "block:") == ["block:decoder"]
+    assert sorted(_names(dec, "sublayer:")) == ["sublayer:ffn", "sublayer:masked-self-attention"]
+    assert _names(dec, "head:") == ["head:linear", "head:softmax"]
+    assert len(_texts(dec, "LayerNorm")) == 3 and _texts(dec, "Feed-forward (SwiGLU)")
+
+
+@pytest.mark.parametrize("pe,box,note", [("sinusoidal", 1, None), ("learned", 1, None),
+                                          ("rope", 0, "RoPE"), ("none", 0, "No positional encoding")])
+def test_diagram_positional_encoding_box_or_note(pe, box, note):
+    fig = F.architecture_diagram(ModelConfig(arch="decoder", pos_encoding=pe))
+    assert len(_names(fig, "input:pe")) == box
+    assert len(_names(fig, "input:embedding")) == 1
+    if note:
+        assert _texts(fig, note) and _names(fig, f"note:{pe}")
+    if pe == "rope":
+        assert _texts(fig, "rotates q, k inside attention")
+
+
+def test_diagram_concrete_shapes_and_continuous_inputs():
+    fig = F.architecture_diagram(ModelConfig(arch="encoder", src_vocab_size=0, d_model=32, n_heads=2),
+                                 batch=8, seq_len=10)
+    assert _texts(fig, "(8, 10, 32)") and _texts(fig, "class logits (8, 2)")
+    assert not _names(fig, "input:embedding") and _names(fig, "input:vectors")
+
+
+@pytest.mark.parametrize("cfg", [ModelConfig(), ModelConfig(norm="post", pos_encoding="rope"),
+                                 ModelConfig(arch="encoder"), ModelConfig(arch="decoder", n_decoder_layers=96)])
+def test_diagram_readable_boxes_do_not_overlap(cfg):
+    fig = F.architecture_diagram(cfg)
+    assert all(a.font.size >= 12 for a in fig.layout.annotations if a.text)
+    assert fig.layout.xaxis.visible is False and fig.layout.yaxis.scaleanchor == "x"
+    boxes = [s for s in fig.layout.shapes if s.type == "rect"]
+    for i, a in enumerate(boxes):
+        for b in boxes[i + 1:]:
+            apart = a.x1 <= b.x0 or b.x1 <= a.x0 or a.y1 <= b.y0 or b.y1 <= a.y0
+            assert apart, (a.name, b.name)
+    x_lo, x_hi = fig.layout.xaxis.range
+    y_lo, y_hi = fig.layout.yaxis.range
+    for s in boxes:
+        assert x_lo <= s.x0 and s.x1 <= x_hi and y_lo <= s.y0 and s.y1 <= y_hi
