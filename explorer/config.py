@@ -138,11 +138,11 @@ class ModelConfig:
 # A test checks param_count against sum(p.numel()) of the built model.
 # ---------------------------------------------------------------------------------------------
 
-def _attention_params(d: int) -> int:
+def attention_params(d: int) -> int:
     return 4 * d * d + 4 * d  # packed Q/K/V projection + output projection, with biases
 
 
-def _ffn_params(cfg: ModelConfig) -> int:
+def ffn_params(cfg: ModelConfig) -> int:
     d, f = cfg.d_model, cfg.d_ff
     width = 2 * f if cfg.activation == "swiglu" else f  # SwiGLU: gate and value in one matrix
     return d * width + width + f * d + d
@@ -161,8 +161,8 @@ def param_count(cfg: ModelConfig) -> dict[str, int]:
     for n_layers, n_attn, n_norm, vocab in stacks:
         parts["embeddings"] += vocab * d
         parts["positional"] += cfg.max_len * d if cfg.pos_encoding == "learned" else 0
-        parts["attention"] += n_layers * n_attn * _attention_params(d)
-        parts["ffn"] += n_layers * _ffn_params(cfg)
+        parts["attention"] += n_layers * n_attn * attention_params(d)
+        parts["ffn"] += n_layers * ffn_params(cfg)
         parts["norms"] += n_layers * n_norm * 2 * d + (2 * d if cfg.norm == "pre" else 0)
     if cfg.shares_src_tgt_embedding:
         parts["embeddings"] -= cfg.tgt_vocab_size * d

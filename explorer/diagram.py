@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.config import ModelConfig, _attention_params, _ffn_params
+from explorer.config import ModelConfig, attention_params, ffn_params
 
 PX_PER_UNIT = 66
 X_RANGE = (0.0, 10.0)
@@ -155,7 +155,7 @@ def _inputs(col: _Column, cfg: ModelConfig, vocab: int, b, t, tokens_text):
 
 def _sublayers(cfg: ModelConfig, kind: str):
     d, h, act = cfg.d_model, cfg.n_heads, ACT_NAMES[cfg.activation]
-    attn_hover = f"{h} heads of width {cfg.d_head}; {_attention_params(d):,} parameters"
+    attn_hover = f"{h} heads of width {cfg.d_head}; {attention_params(d):,} parameters"
     self_attn = (("self-attention", "Multi-head self-attention", f"{h} heads × {cfg.d_head}", attn_hover)
                  if kind == "encoder" else
                  ("masked-self-attention", "Masked self-attention", f"{h} heads, causal mask", attn_hover))
@@ -163,7 +163,7 @@ def _sublayers(cfg: ModelConfig, kind: str):
     if kind == "cross":
         out.append(("cross-attention", "Cross-attention", "K, V from the encoder", attn_hover))
     out.append(("ffn", f"Feed-forward ({act})", f"{d:,} → {cfg.d_ff:,} → {d:,}",
-                f"Position-wise {act} MLP; {_ffn_params(cfg):,} parameters"))
+                f"Position-wise {act} MLP; {ffn_params(cfg):,} parameters"))
     return out
 
 

@@ -9,7 +9,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.config import CLASSROOM_PRESETS, ModelConfig
-from explorer.corpus import CORPUS
 from explorer.tasks import (
     BOS,
     EOS,
@@ -22,6 +21,7 @@ from explorer.tasks import (
     TaskConfig,
     make_task,
 )
+from explorer.tasks.corpus import CORPUS
 
 PRESETS = sorted(TASK_PRESETS)
 SEQ2SEQ = ["reversal-fast", "reversal-seed", "copy", "sort"]
