@@ -1,0 +1,46 @@
+"""Toy tasks: seeded generators with a train/validation split, axis labels and expected attention.
+
+One frozen `TaskConfig` gives one `Task` whose `train` and `val` splits are whole tensors; the same
+config always gives identical tensors (numpy and torch generators seeded from `cfg.seed`).
+Nothing is downloaded: sequences are drawn at random, the char-lm text lives in `corpus.py`.
+
+Layout: `base` (ids, TaskConfig, presets, Batch, Task), `sampling` (distinct rows), `seq2seq`
+(Reversal, Copy, Sort), `order` (Order, OrderVectors), `charlm` (CharLM) and `corpus` (its text).
+"""
+
+from __future__ import annotations
+
+from .base import (
+    ARCH_FOR_KIND,
+    BOS,
+    EOS,
+    FIXED_LENGTH_TASKS,
+    PAD,
+    SPECIALS,
+    TASK_NAMES,
+    TASK_PRESETS,
+    Batch,
+    Task,
+    TaskConfig,
+)
+from .charlm import CharLM
+from .corpus import CORPUS
+from .order import Order, OrderVectors
+from .seq2seq import Copy, Reversal, Sort
+
+TASKS: dict[str, type[Task]] = {"reversal": Reversal, "copy": Copy, "sort": Sort, "order": Order,
+                                "order-vectors": OrderVectors, "char-lm": CharLM}
+
+
+def make_task(cfg: TaskConfig | str) -> Task:
+    """Build a task from a config or a preset name (see TASK_PRESETS)."""
+    if isinstance(cfg, str):
+        if cfg not in TASK_PRESETS:
+            raise ValueError(f"task preset {cfg!r} is not known; choose one of {', '.join(TASK_PRESETS)}")
+        cfg = TASK_PRESETS[cfg]
+    return TASKS[cfg.name](cfg)
+
+
+__all__ = ["PAD", "BOS", "EOS", "SPECIALS", "TASK_NAMES", "FIXED_LENGTH_TASKS", "ARCH_FOR_KIND", "TASK_PRESETS",
+           "TaskConfig", "Batch", "Task", "TASKS", "make_task", "Reversal", "Copy", "Sort", "Order",
+           "OrderVectors", "CharLM", "CORPUS"]

@@ -1,0 +1,262 @@
+"""Shared pieces of every toy task: token ids, TaskConfig and its presets, Batch and the Task base class.
+
+One frozen `TaskConfig` gives one `Task` whose `train` and `val` splits are whole tensors; the same
+config always gives identical tensors (numpy and torch generators seeded from `cfg.seed`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from explorer.config import ModelConfig
+
+PAD, BOS, EOS = 0, 1, 2
+SPECIALS = ("<pad>", "<bos>", "<eos>")
+TASK_NAMES = ("reversal", "copy", "sort", "order", "order-vectors", "char-lm")
+FIXED_LENGTH_TASKS = ("order", "order-vectors", "char-lm")
+ARCH_FOR_KIND = {"seq2seq": "encoder-decoder", "classify": "encoder", "lm": "decoder"}
+_LIMITS = dict(n_symbols=(1, 10_000), min_len=(1, 256), max_len=(1, 256), n_train=(1, 1_000_000),
+               n_val=(1, 100_000), seed=(0, 2**63 - 1), dim=(2, 1024))
+
+
+@dataclass(frozen=True)
+class TaskConfig:
+    """Which toy task, how long its sequences are and how many of them; everything else is seeded."""
+
+    name: str = "reversal"
+    n_symbols: int = 10   # reversal/copy/sort read integers 1..n_symbols; order: number of distractors
+    min_len: int = 4      # sequence lengths; order/order-vectors: T; char-lm: context window
+    max_len: int = 8
+    n_train: int = 10_000
+    n_val: int = 500
+    seed: int = 0
+    dim: int = 16         # order-vectors: vector width D
+    noise: float = 0.1    # order-vectors: std of the distractor vectors
+
+    def __post_init__(self) -> None:
+        if self.name not in TASK_NAMES:
+            raise ValueError(f"name={self.name!r} is not a task; choose one of {', '.join(TASK_NAMES)}")
+        for field, (low, high) in _LIMITS.items():
+            value = getattr(self, field)
+            if field == "n_symbols" and self.name in ("reversal", "copy", "sort"):
+                low = 2  # one symbol gives one sequence per length: nothing to learn
+            if field == "min_len" and self.name in FIXED_LENGTH_TASKS:
+                low = 2  # A and B need two slots; a language model needs a context
+            if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+                raise ValueError(f"{field}={value!r} must be a whole number in {low}..{high}")
+        if self.min_len > self.max_len:
+            raise ValueError(f"min_len={self.min_len} is greater than max_len={self.max_len}; "
+                             "use min_len <= max_len")
+        if self.name in FIXED_LENGTH_TASKS and self.min_len != self.max_len:
+            raise ValueError(f"task {self.name!r} uses one fixed length: set min_len == max_len "
+                             f"(got min_len={self.min_len}, max_len={self.max_len})")
+        if not isinstance(self.noise, (int, float)) or isinstance(self.noise, bool) or not 0 <= self.noise <= 10:
+            raise ValueError(f"noise={self.noise!r} must be a number in 0..10 (the notebook uses 0.1)")
+
+    def replace(self, **changes) -> TaskConfig:
+        return dataclasses.replace(self, **changes)
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> TaskConfig:
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown TaskConfig fields {unknown}; valid: {sorted(known)}")
+        return cls(**data)
+
+
+TASK_PRESETS: dict[str, TaskConfig] = {
+    "reversal-fast": TaskConfig("reversal", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
+    # Exercise 2.3 of the chapter: reverse random integers in [1, 100], lengths 10-20.
+    "reversal-seed": TaskConfig("reversal", n_symbols=100, min_len=10, max_len=20, n_train=50_000,
+                                n_val=1_000),
+    "copy": TaskConfig("copy", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
+    "sort": TaskConfig("sort", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
+    "order": TaskConfig("order", n_symbols=6, min_len=8, max_len=8, n_train=4_000, n_val=500),
+    # The notebook's order-detection task: fixed A and B vectors among noise, T=8, D=16.
+    "order-vectors": TaskConfig("order-vectors", min_len=8, max_len=8, n_train=400, n_val=150,
+                                dim=16, noise=0.1),
+    "char-lm": TaskConfig("char-lm", min_len=32, max_len=32, n_train=4_000, n_val=256),
+}
+
+
+@dataclass(frozen=True)
+class Batch:
+    """Rows of one task; fields the task's kind does not use are None."""
+
+    src: torch.Tensor | None = None      # (B, S) long, PAD on the right; (B, T, dim) float for vectors
+    tgt_in: torch.Tensor | None = None   # (B, T) long: BOS + target, or window[:-1]
+    tgt_out: torch.Tensor | None = None  # (B, T) long: target + EOS, or window[1:]
+    label: torch.Tensor | None = None    # (B,) long class id
+
+    def __len__(self) -> int:
+        first = next((t for t in (self.src, self.tgt_in, self.label) if t is not None), None)
+        return 0 if first is None else len(first)
+
+
+def _take(batch: Batch, idx) -> Batch:
+    return Batch(*(None if t is None else t[idx] for t in (batch.src, batch.tgt_in, batch.tgt_out, batch.label)))
+
+
+def _width(*tensors: torch.Tensor) -> int:
+    return max(int((t != PAD).sum(1).max()) for t in tensors)  # rows are right-padded
+
+
+def _trim(batch: Batch) -> Batch:
+    """Drop all-PAD columns so a batch of short rows costs less."""
+    src, tin, tout = batch.src, batch.tgt_in, batch.tgt_out
+    if src is not None and src.dim() == 2 and len(src):
+        src = src[:, :_width(src)]
+    if tin is not None and len(tin):
+        w = _width(tin, tout)
+        tin, tout = tin[:, :w], tout[:, :w]
+    return Batch(src, tin, tout, batch.label)
+
+
+def _ids(x) -> list:
+    if isinstance(x, (torch.Tensor, np.ndarray)):
+        return x.tolist()
+    return [int(i) for i in x]
+
+
+
+class Task:
+    """Base class: one subclass per task name, registered in TASKS."""
+
+    kind = ""
+    class_names: tuple[str, ...] = ()
+
+    def __init__(self, cfg: TaskConfig) -> None:
+        self.cfg = cfg
+        self.vocab = self._vocab()
+        self._id = {tok: i for i, tok in enumerate(self.vocab)}
+        self.train, self.val = (_trim(b) for b in self._build(np.random.default_rng(cfg.seed)))
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.cfg})"
+
+    @property
+    def name(self) -> str:
+        return self.cfg.name
+
+    @property
+    def max_src_len(self) -> int:
+        return self.cfg.max_len
+
+    @property
+    def max_tgt_len(self) -> int:
+        return 0
+
+    @property
+    def longest(self) -> int:
+        return max(self.max_src_len, self.max_tgt_len)
+
+    # -- batches ---------------------------------------------------------------------------
+    def sample(self, batch_size: int, generator: torch.Generator) -> Batch:
+        if batch_size < 1:
+            raise ValueError(f"batch_size={batch_size} must be >= 1")
+        idx = torch.randint(len(self.train), (batch_size,), generator=generator)
+        return _trim(_take(self.train, idx))
+
+    def iter_val(self, batch_size: int) -> Iterator[Batch]:
+        if batch_size < 1:
+            raise ValueError(f"batch_size={batch_size} must be >= 1")
+        for start in range(0, len(self.val), batch_size):
+            yield _trim(_take(self.val, slice(start, start + batch_size)))
+
+    def example(self, split: str = "val", index: int = 0) -> tuple[list, list]:
+        batch = {"train": self.train, "val": self.val}.get(split)
+        if batch is None:
+            raise ValueError(f"split={split!r} is not known; choose 'train' or 'val'")
+        if not 0 <= index < len(batch):
+            raise ValueError(f"index={index} is out of range; split {split!r} has {len(batch)} examples")
+        return self._example(batch, index)
+
+    def _example(self, batch: Batch, i: int) -> tuple[list, list]:
+        src = [t for t in batch.src[i].tolist() if t != PAD]
+        return src, self.solve(src)
+
+    # -- text ------------------------------------------------------------------------------
+    def tokens(self, ids) -> list[str]:
+        return [self.vocab[i] if 0 <= i < len(self.vocab) else f"<{i}>" for i in _ids(ids)]
+
+    def position_labels(self, src_row) -> list[str]:
+        return self.tokens(src_row)
+
+    def encode(self, text: str) -> list[int]:
+        words = text.replace(",", " ").split()
+        if not words:
+            hint = " ".join(self.tokens(self.example()[0]))  # a real example is always valid
+            raise ValueError(f"the input is empty; type tokens separated by spaces, e.g. '{hint}'")
+        ids = [self._encode_word(w) for w in words]
+        self._check_length(len(ids))
+        return ids
+
+    def _check_length(self, n: int) -> None:
+        limit = self.max_src_len or self.max_tgt_len
+        if n > limit:
+            raise ValueError(f"the input has {n} tokens, too long; the maximum is {limit}")
+
+    def _encode_word(self, word: str) -> int:
+        raise NotImplementedError
+
+    # -- answers ---------------------------------------------------------------------------
+    def solve(self, src_ids) -> list[int]:
+        raise NotImplementedError
+
+    def expected_cross_attention(self, src_ids) -> np.ndarray | None:
+        return None
+
+    # -- models ----------------------------------------------------------------------------
+    def _model_fields(self, base: ModelConfig) -> dict:
+        v = len(self.vocab)
+        return {"seq2seq": dict(src_vocab_size=v, tgt_vocab_size=v),
+                "classify": dict(src_vocab_size=v, n_classes=len(self.class_names)),
+                "lm": dict(tgt_vocab_size=v)}[self.kind]
+
+    def model_config(self, base: ModelConfig | None = None, **overrides) -> ModelConfig:
+        base = base or ModelConfig()
+        fields = dict(arch=ARCH_FOR_KIND[self.kind], pad_idx=PAD, max_len=max(base.max_len, self.longest))
+        fields.update(self._model_fields(base))
+        fields.update(overrides)
+        return base.replace(**fields)
+
+    def check(self, cfg: ModelConfig) -> None:
+        arch = ARCH_FOR_KIND[self.kind]
+        if cfg.arch != arch:
+            raise ValueError(f"arch={cfg.arch!r} cannot do task {self.name!r}; use {arch!r}")
+        v = len(self.vocab)
+        if cfg.uses_encoder:
+            self._check_src(cfg)
+        if cfg.uses_decoder and cfg.tgt_vocab_size < v:
+            raise ValueError(f"tgt_vocab_size={cfg.tgt_vocab_size} is smaller than task {self.name!r}'s "
+                             f"vocabulary ({v} tokens); use tgt_vocab_size >= {v}")
+        if self.kind == "classify" and cfg.n_classes != len(self.class_names):
+            k = len(self.class_names)
+            raise ValueError(f"n_classes={cfg.n_classes} but task {self.name!r} has {k} classes "
+                             f"({', '.join(self.class_names)}); use n_classes={k}")
+        if cfg.pad_idx != PAD:
+            raise ValueError(f"pad_idx={cfg.pad_idx} must be {PAD}, the id of <pad> in every task")
+        if cfg.max_len < self.longest:
+            raise ValueError(f"max_len={cfg.max_len} is shorter than this task's longest sequence "
+                             f"({self.longest} tokens); use max_len >= {self.longest}")
+
+    def _check_src(self, cfg: ModelConfig) -> None:
+        v = len(self.vocab)
+        if cfg.src_vocab_size < v:
+            raise ValueError(f"src_vocab_size={cfg.src_vocab_size} is smaller than task {self.name!r}'s "
+                             f"vocabulary ({v} tokens); use src_vocab_size >= {v}")
+
+    def _vocab(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def _build(self, rng: np.random.Generator) -> tuple[Batch, Batch]:
+        raise NotImplementedError
