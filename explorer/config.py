@@ -25,8 +25,8 @@ def _choice(field: str, value: str, valid: tuple[str, ...]) -> None:
 
 
 def _at_least(field: str, value, low) -> None:
-    if not isinstance(value, (int, float)) or isinstance(value, bool) or value < low:
-        raise ValueError(f"{field}={value!r} must be a number >= {low}")
+    if not isinstance(value, int) or isinstance(value, bool) or value < low:
+        raise ValueError(f"{field}={value!r} must be a whole number >= {low}")
 
 
 @dataclass(frozen=True)

@@ -101,7 +101,7 @@ def blocks(model: nn.Module) -> list[tuple[str, nn.Module]]:
     out = []
     for name, module in model.named_modules():
         if isinstance(module, (EncoderBlock, DecoderBlock)):
-            stack, _, idx = name.split(".")
+            stack, _, idx = name.split(".")[-3:]   # "...encoder.layers.0"
             out.append((f"{stack[:3]} {idx}", module))
     return out
 

@@ -73,8 +73,7 @@ class LearnedEncoding(NoPositionalEncoding):
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg)
-        self.weight = nn.Parameter(torch.empty(cfg.max_len, cfg.d_model))
-        nn.init.normal_(self.weight, std=0.02)
+        self.weight = nn.Parameter(nn.init.xavier_uniform_(torch.empty(cfg.max_len, cfg.d_model)))
 
     def forward(self, x: Tensor) -> Tensor:
         return x + self.weight[: x.size(1)]

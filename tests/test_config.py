@@ -35,6 +35,8 @@ BAD = [
     (dict(pad_idx=99), "pad_idx"),
     (dict(pe_base=1.0), "pe_base"),
     (dict(d_model=64.5), "d_model"),
+    (dict(n_encoder_layers=1.5), "n_encoder_layers"),
+    (dict(n_classes=2.0, arch="encoder"), "n_classes"),
 ]
 
 

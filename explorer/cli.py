@@ -1,0 +1,216 @@
+"""Command line: `python -m explorer train --task reversal-fast --d-model 64 --steps 500 --name r1`.
+
+Subcommands live in COMMANDS (name -> Command); a new one adds an entry with its own argument
+setup and run function. A run function returns the exit code; bad input raises UsageError, which prints
+the message and exits with 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import signal
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
+from .model import build_model
+from .runs import safe_name, save_run
+from .tasks import TASK_PRESETS, make_task
+from .training import SCHEDULES, StepMetrics, TrainConfig, new_state, train_steps
+
+
+class UsageError(Exception):
+    """Bad input from the command line: shown as one line, exit code 2, no traceback."""
+
+
+@dataclass(frozen=True)
+class Command:
+    help: str
+    add_arguments: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+# ---------------------------------------------------------------------------------------------
+# train
+# ---------------------------------------------------------------------------------------------
+
+MODEL_FLAGS = {  # flag -> (ModelConfig field, type, choices, help)
+    "--d-model": ("d_model", int, None, "width of every residual stream vector"),
+    "--n-heads": ("n_heads", int, None, "attention heads (must divide d_model)"),
+    "--encoder-layers": ("n_encoder_layers", int, None, "encoder blocks"),
+    "--decoder-layers": ("n_decoder_layers", int, None, "decoder blocks"),
+    "--d-ff": ("d_ff", int, None, "hidden width of the feed-forward network"),
+    "--dropout": ("dropout", float, None, "dropout probability"),
+    "--pos-encoding": ("pos_encoding", str, POS_ENCODINGS, "positional encoding"),
+    "--pe-base": ("pe_base", float, None, "base of sinusoidal / RoPE frequencies"),
+    "--norm": ("norm", str, NORMS, "LayerNorm before (pre) or after (post) each sublayer"),
+    "--activation": ("activation", str, ACTIVATIONS, "feed-forward activation"),
+}
+TASK_FLAGS = {
+    "--n-symbols": ("n_symbols", int, "task: alphabet size (reversal/copy/sort) or distractors (order)"),
+    "--min-len": ("min_len", int, "task: shortest sequence"),
+    "--max-len": ("max_len", int, "task: longest sequence"),
+    "--n-train": ("n_train", int, "task: training examples"),
+    "--task-seed": ("seed", int, "task: seed of the generated data"),
+}
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def add_train_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", default="reversal-fast", choices=list(TASK_PRESETS), help="task preset")
+    for flag, (dest, typ, text) in TASK_FLAGS.items():
+        p.add_argument(flag, dest=f"task_{dest}", type=typ, metavar=dest.upper(), help=text)
+    m = p.add_argument_group("model (defaults: ModelConfig, or --model-size)")
+    m.add_argument("--model-size", choices=list(CLASSROOM_PRESETS), help="start from a classroom preset")
+    m.add_argument("--layers", type=int, metavar="N", help="encoder and decoder blocks (shortcut)")
+    for flag, (dest, typ, choices, text) in MODEL_FLAGS.items():
+        m.add_argument(flag, dest=f"model_{dest}", type=typ, choices=choices, help=text,
+                       metavar=None if choices else dest.upper())
+    m.add_argument("--tie-embeddings", dest="model_tie_embeddings", action=argparse.BooleanOptionalAction,
+                   help="share input embedding and output projection")
+    t = p.add_argument_group("training (defaults: TrainConfig)")
+    for f in dataclasses.fields(TrainConfig):
+        typ = type(f.default)
+        choices = SCHEDULES if f.name == "schedule" else None
+        t.add_argument(_flag(f.name), dest=f"train_{f.name}", type=typ, choices=choices,
+                       metavar=None if choices else f.name.upper(), help=f"default {f.default}")
+    p.add_argument("--name", help="run name (sanitised; made unique); default: the task name")
+
+
+def _picked(args: argparse.Namespace, prefix: str) -> dict:
+    return {k[len(prefix):]: v for k, v in vars(args).items() if k.startswith(prefix) and v is not None}
+
+
+def _configs(args: argparse.Namespace):
+    """(task, model config, train config) from the flags; ValueError names the bad field."""
+    task_cfg = TASK_PRESETS[args.task].replace(**_picked(args, "task_"))
+    task = make_task(task_cfg)
+    model_kw = _picked(args, "model_")
+    if args.layers is not None:
+        model_kw = {"n_encoder_layers": args.layers, "n_decoder_layers": args.layers, **model_kw}
+    base = CLASSROOM_PRESETS[args.model_size] if args.model_size else None
+    model_cfg = task.model_config(base, **model_kw)
+    task.check(model_cfg)
+    if args.name is not None:
+        safe_name(args.name)  # refuse a name with nothing usable before training, not after
+    return task, model_cfg, TrainConfig(**_picked(args, "train_"))
+
+
+class Progress:
+    """One status line on stderr, rewritten in place at most ten times a second (on a terminal;
+    elsewhere, e.g. a log file, one plain line every few seconds)."""
+
+    def __init__(self, total: int, stream=None) -> None:
+        self.total, self.stream, self.last, self.width = total, stream or sys.stderr, 0.0, 0
+        self.tty = self.stream.isatty()
+
+    def update(self, rec: StepMetrics, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < (0.1 if self.tty else 5.0):
+            return
+        self.last = now
+        rate = rec.step / rec.elapsed if rec.elapsed > 0 else 0.0
+        eta = (self.total - rec.step) / rate if rate else math.inf
+        eta_text = f"{eta:.0f}s" if math.isfinite(eta) else "?"
+        line = (f"step {rec.step}/{self.total}  loss {rec.loss:.4f}  acc {rec.token_acc:.3f}  "
+                f"{rate:.1f} steps/s  ETA {eta_text}")
+        if rec.val_exact is not None:
+            line += f"  val_exact {rec.val_exact:.3f}"
+        self.stream.write("\r" + line.ljust(self.width) if self.tty else line + "\n")
+        self.stream.flush()
+        self.width = len(line) if self.tty else 0
+
+    def close(self) -> None:
+        if self.width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _train_until_interrupted(model, task, train_cfg, state) -> bool:
+    """Train with a progress line; the first Ctrl-C ends after the current step. True if interrupted."""
+    stop = []
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
+    except ValueError:  # not the main thread: Ctrl-C cannot be caught here
+        previous = None
+    progress, steps = Progress(train_cfg.steps), train_steps(model, task, train_cfg, state)
+    try:
+        for rec in steps:
+            progress.update(rec)
+            if stop:
+                break
+    finally:
+        steps.close()
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        if state.history:
+            progress.update(state.history[-1], force=True)
+        progress.close()
+    return bool(stop)
+
+
+def _summary(history: list[StepMetrics]) -> str:
+    if not history:
+        return "no steps were run"
+    last = history[-1]
+    parts = [f"steps {last.step}", f"time {last.elapsed:.1f}s", f"loss {last.loss:.4f}",
+             f"token_acc {last.token_acc:.3f}", f"seq_acc {last.seq_acc:.3f}"]
+    val = next((r for r in reversed(history) if r.val_loss is not None), None)
+    if val is not None:
+        parts += [f"val_loss {val.val_loss:.4f}", f"val_token_acc {val.val_token_acc:.3f}",
+                  f"val_exact {val.val_exact:.3f}"]
+    return "  ".join(parts)
+
+
+def run_train(args: argparse.Namespace) -> int:
+    try:
+        task, model_cfg, train_cfg = _configs(args)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    model = build_model(model_cfg, seed=train_cfg.seed)
+    state = new_state(model, task, train_cfg)
+    interrupted = _train_until_interrupted(model, task, train_cfg, state)
+    last = state.history[-1] if state.history else None
+    info = save_run(args.name or args.task, model, task.cfg, train_cfg, state.history,
+                    extra={"interrupted": interrupted, "stopped": last.stopped if last else None})
+    print(f"run saved to {info.path}")
+    print(_summary(state.history))
+    if last is not None and last.stopped:
+        print(last.stopped)
+        return 1
+    if interrupted:
+        print(f"interrupted after step {state.step}; the run was saved")
+        return 130
+    return 0
+
+
+COMMANDS: dict[str, Command] = {
+    "train": Command("train a model on a toy task and save the run", add_train_arguments, run_train),
+}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m explorer", description="Transformer Explorer")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, cmd in COMMANDS.items():
+        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
+        cmd.add_arguments(p)
+        p.set_defaults(run=cmd.run)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except UsageError as e:
+        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
+        return 2

@@ -1,0 +1,117 @@
+"""Run history on disk: save, list, load, delete; names can never escape the runs folder."""
+
+import json
+
+import pytest
+import torch
+
+from explorer import runs
+from explorer.config import ModelConfig
+from explorer.model import build_model
+from explorer.runs import delete_run, list_runs, load_run, runs_dir, safe_name, save_run
+from explorer.tasks import TaskConfig, make_task
+from explorer.training import TrainConfig, train_steps
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    return tmp_path / "runs"
+
+
+@pytest.fixture(scope="module")
+def trained():
+    task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=100, n_val=20))
+    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
+                                                      n_decoder_layers=2, d_ff=32)), seed=0)
+    cfg = TrainConfig(steps=6, batch_size=8, eval_every=4, eval_examples=10)
+    return task, model, cfg, list(train_steps(model, task, cfg))
+
+
+def test_runs_dir_follows_the_environment(root):
+    assert runs_dir() == root and root.is_dir()
+
+
+def test_save_list_load_delete(root, trained):
+    task, model, cfg, history = trained
+    info = save_run("my run", model, task.cfg, cfg, history, extra={"note": "first"})
+    assert info.name == "my-run" and info.path == root / "my-run" and info.steps == 6
+    assert info.task["name"] == "copy" and info.train["steps"] == 6 and info.model["n_decoder_layers"] == 2
+    assert info.final["val_exact"] == history[-1].val_exact and info.duration == history[-1].elapsed
+    second = save_run("my run", model, task.cfg, cfg, history[:4])
+    assert second.name == "my-run-2" and second.steps == 4
+    assert second.final["val_loss"] == history[3].val_loss  # latest validation carried forward
+    assert [r.name for r in list_runs()] == ["my-run-2", "my-run"]  # newest first
+    loaded, meta, frame = load_run("my-run")
+    assert meta["note"] == "first" and meta["name"] == "my-run"
+    src = torch.tensor([[3, 4, 5]])
+    tgt = torch.tensor([[1, 3, 4]])
+    model.eval()
+    assert torch.equal(loaded(src, tgt), model(src, tgt))
+    assert list(frame["step"]) == list(range(1, 7)) and {"grad_enc_0", "grad_dec_1"} <= set(frame.columns)
+    assert frame["val_exact"].notna().sum() == 2  # steps 4 and 6
+    delete_run("my-run")
+    assert [r.name for r in list_runs()] == ["my-run-2"] and not (root / "my-run").exists()
+
+
+def test_newest_first_whatever_the_names(root, trained):
+    task, model, cfg, history = trained
+    for name, when in (("b", "2024-01-01T00:00:00+00:00"), ("a", "2025-01-01T00:00:00+00:00")):
+        save_run(name, model, task.cfg, cfg, history)
+        path = root / name / "meta.json"
+        path.write_text(json.dumps({**json.loads(path.read_text()), "created": when}))
+    assert [r.name for r in list_runs()] == ["a", "b"]
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("../x", "x"), ("/etc/passwd", "etc-passwd"), ("a/../../b", "a-..-..-b"), (".hidden", "hidden"),
+    ("run 1 (lr=3e-3)", "run-1-lr-3e-3"), ("x" * 100, "x" * 64), ("naïve", "na-ve"),
+])
+def test_safe_name_sanitises(text, expected):
+    assert safe_name(text) == expected
+
+
+@pytest.mark.parametrize("text", ["..", "", ".", "///", "   "])
+def test_safe_name_refuses_names_with_nothing_left(text):
+    with pytest.raises(ValueError, match="name"):
+        safe_name(text)
+
+
+def test_traversal_never_leaves_the_runs_folder(root, trained, tmp_path):
+    task, model, cfg, history = trained
+    info = save_run("../../escape", model, task.cfg, cfg, history)
+    assert info.path.parent == root and not (tmp_path / "escape").exists()
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    for bad in ("../victim", "..", "/etc/passwd", ""):
+        with pytest.raises(ValueError):
+            load_run(bad)
+        with pytest.raises(ValueError):
+            delete_run(bad)
+    assert victim.exists()
+    with pytest.raises(FileNotFoundError):
+        load_run("not-there")
+
+
+def test_broken_folders_are_skipped(root, trained):
+    task, model, cfg, history = trained
+    save_run("good", model, task.cfg, cfg, history)
+    (root / "empty").mkdir()
+    (root / "bad-json").mkdir()
+    (root / "bad-json" / "meta.json").write_text("{oops")
+    (root / "no-task").mkdir()
+    (root / "no-task" / "meta.json").write_text('{"format": 1, "model": {}}')
+    (root / "stray.txt").write_text("not a run")
+    assert [r.name for r in list_runs()] == ["good"]
+
+
+def test_a_failed_save_leaves_no_half_run(root, trained, monkeypatch):
+    task, model, cfg, history = trained
+
+    def boom(*a, **k):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(runs, "save_checkpoint", boom)
+    with pytest.raises(OSError):
+        save_run("half", model, task.cfg, cfg, history)
+    assert not (root / "half").exists()
