@@ -1,0 +1,406 @@
+"""Per-session background training: a `TrainingJob` drives `train_steps` in a daemon thread.
+
+    job = TrainingJob(model, task, train_cfg)        # raises ValueError if model and task disagree
+    job.start()                                      # returns at once; status "queued" or "running"
+    job.progress(), job.history_frame(), job.latest_snapshot()   # poll from any thread
+    job.stop(); job.resume(extra_steps=200); job.close()
+
+The Train page keeps one job per session in st.session_state and polls it; nothing here touches
+Streamlit. The worker appends under a lock and readers get copies, so a poll never sees a torn list.
+One server-wide slot pool caps how many jobs train at once; the others wait in a FIFO queue.
+`check_budget` refuses, before anything starts, runs too big for a laptop CPU.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import os
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pandas as pd
+import torch
+from torch import nn
+
+from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from .runs import MAX_NAME, delete_run, safe_name, save_run
+from .tasks import Task
+from .training import AttentionSnapshot, StepMetrics, TrainConfig, new_state, train_steps
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("idle", "queued", "running", "stopped", "finished", "diverged", "failed")
+ENDED = ("stopped", "finished", "diverged", "failed")
+RATE_WINDOW = 20                 # steps/s is measured over the last this-many steps
+
+# Guard rails. Measured on one thread of a busy 2-core machine, classroom-sized models train at
+# 12-30 GFLOP/s plus ~10 ms of Python and kernel-launch overhead per step; 10 GFLOP/s keeps the
+# estimate on the pessimistic side. Extra threads are not counted: on these small matrices a
+# second thread rarely doubles the speed. Evaluation steps are not counted either.
+MAX_TRAIN_BYTES = 2 * 2**30
+MAX_RUN_SECONDS = 600.0
+FLOPS_PER_SECOND = 10e9
+STEP_OVERHEAD_S = 0.01
+
+
+def _env_max_jobs() -> int:
+    try:
+        return max(1, int(os.environ.get("EXPLORER_MAX_JOBS", "2")))
+    except ValueError:  # a typo in the environment must not stop the server
+        return 2
+
+
+MAX_CONCURRENT_JOBS = _env_max_jobs()
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget: refuse a run before it starts
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Budget:
+    params: int
+    state_bytes: float        # weights, gradients and Adam moments
+    activation_bytes: float
+    step_s: float             # estimated seconds per training step
+    run_s: float              # step_s * steps
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.state_bytes + self.activation_bytes
+
+
+def estimate_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Budget:
+    """Memory (config.train_memory_bytes) and time (FLOPs at FLOPS_PER_SECOND) of one run."""
+    seq_len = task.longest + 1  # a seq2seq target carries BOS or EOS
+    mem = train_memory_bytes(cfg, train_cfg.batch_size, seq_len)
+    flops = flops_per_token(cfg, seq_len)["train"] * train_cfg.batch_size * seq_len
+    step_s = STEP_OVERHEAD_S + flops / FLOPS_PER_SECOND
+    return Budget(param_count(cfg)["total"], mem["weights"] + mem["gradients"] + mem["optimizer"],
+                  mem["activations"], step_s, step_s * train_cfg.steps)
+
+
+def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:
+    """Raise ValueError, saying what to reduce, if the run would not fit this machine."""
+    cores = os.cpu_count() or 1
+    if train_cfg.threads > cores:
+        raise ValueError(f"threads={train_cfg.threads} is more than the {cores} CPU cores of this machine; "
+                         f"use threads <= {cores}")
+    b = estimate_budget(cfg, train_cfg, task)
+    if b.memory_bytes > MAX_TRAIN_BYTES:
+        need = f"training this model needs about {b.memory_bytes / 2**30:.2f} GiB, over the " \
+               f"{MAX_TRAIN_BYTES / 2**30:.0f} GiB limit"
+        if b.state_bytes >= b.activation_bytes:
+            raise ValueError(f"{need}: most of it is its {human(b.params)} parameters with their gradients "
+                             "and Adam moments; reduce d_model, d_ff, the number of layers or the vocabulary")
+        raise ValueError(f"{need}: most of it is activations; reduce batch_size={train_cfg.batch_size}, "
+                         "d_model or the number of layers")
+    if b.run_s > MAX_RUN_SECONDS:
+        fits = int((MAX_RUN_SECONDS - STEP_OVERHEAD_S) // b.step_s)
+        fewer = f"reduce steps to {fits} or fewer, or " if fits >= 1 else ""
+        raise ValueError(f"{train_cfg.steps} steps would take about {b.run_s / 60:.0f} min "
+                         f"({b.step_s:.2f} s per step at ~{FLOPS_PER_SECOND / 1e9:.0f} GFLOP/s), over the "
+                         f"{MAX_RUN_SECONDS / 60:.0f} min limit; {fewer}reduce batch_size, d_model, d_ff "
+                         "or the number of layers")
+
+
+# ---------------------------------------------------------------------------------------------
+# The server-wide slot pool (the only module-level state)
+# ---------------------------------------------------------------------------------------------
+
+class _SlotPool:
+    """At most MAX_CONCURRENT_JOBS jobs train at once; the others wait first come, first served.
+    Lock order: the pool's lock, then a job's (a job never calls the pool holding its own)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting: deque[TrainingJob] = deque()
+        self._running: set[TrainingJob] = set()
+
+    def _grant(self) -> None:  # caller holds _cond; reads the limit now, so tests can change it
+        while self._waiting and len(self._running) < max(1, MAX_CONCURRENT_JOBS):
+            job = self._waiting.popleft()
+            self._running.add(job)
+            job._granted()
+        self._cond.notify_all()
+
+    def enqueue(self, job: TrainingJob) -> None:
+        with self._cond:
+            self._waiting.append(job)
+            self._grant()
+
+    def wait_turn(self, job: TrainingJob, stop: threading.Event) -> bool:
+        """Block until job holds a slot (True) or has left the queue (False)."""
+        with self._cond:
+            while job not in self._running:
+                if stop.is_set() or job not in self._waiting:
+                    return False
+                self._grant()  # the limit may have been raised meanwhile
+                self._cond.wait(0.25)
+            return True
+
+    def withdraw(self, job: TrainingJob) -> None:
+        with self._cond:
+            if job in self._waiting:
+                self._waiting.remove(job)
+            self._cond.notify_all()
+
+    def release(self, job: TrainingJob) -> None:
+        with self._cond:
+            self._running.discard(job)
+            if job in self._waiting:
+                self._waiting.remove(job)
+            self._grant()
+
+    def position(self, job: TrainingJob) -> int | None:
+        with self._cond:
+            return self._waiting.index(job) + 1 if job in self._waiting else None
+
+    def counts(self) -> tuple[int, int]:
+        with self._cond:
+            return len(self._running), len(self._waiting)
+
+
+_POOL = _SlotPool()
+
+
+def pool_counts() -> tuple[int, int]:
+    """(jobs training, jobs waiting) on this server, for the UI."""
+    return _POOL.counts()
+
+
+# ---------------------------------------------------------------------------------------------
+# The job
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Progress:
+    step: int                    # steps completed
+    total: int                   # steps planned
+    steps_per_s: float | None    # over the last RATE_WINDOW steps of the current segment
+    eta_s: float | None          # None until a rate is known
+    elapsed_s: float             # training seconds so far, across resumes
+    queue_position: int | None   # 1-based while queued, else None
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.step / self.total) if self.total else 0.0
+
+
+class TrainingJob:
+    """One training run in a background thread. `on_update(job)` is called from the worker after
+    every step (an exception in it fails the job) and once when the job ends: keep it quick and
+    make no Streamlit calls in it. Use the model for inference only while the job is not running."""
+
+    def __init__(self, model: nn.Module, task: Task, train_cfg: TrainConfig, name: str | None = None,
+                 on_update: Callable[[TrainingJob], None] | None = None) -> None:
+        self.model, self.task, self.on_update = model, task, on_update
+        self.name = safe_name(name or f"{task.name}-d{model.cfg.d_model}-seed{train_cfg.seed}")
+        self.state = new_state(model, task, train_cfg)  # ValueError now if model and task disagree
+        self._cfg = train_cfg
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._status, self._message, self._run_name = "idle", "", None
+        self._history: list[StepMetrics] = []
+        self._snapshots: list[AttentionSnapshot] = []
+        self._saved_len = 0  # len(history) at the last save
+        self._step = self.state.step  # steps completed, as far as readers have been told
+        self._window: deque[tuple[float, int]] = deque(maxlen=RATE_WINDOW + 1)
+
+    def __repr__(self) -> str:
+        return f"TrainingJob({self.name!r}, status={self.status!r}, step={self.state.step}/{self.train_cfg.steps})"
+
+    # -- read side (any thread) ----------------------------------------------------------------
+    def _get(self, attr: str):
+        with self._lock:
+            return getattr(self, attr)
+
+    status = property(lambda self: self._get("_status"), doc="one of STATUSES")
+    message = property(lambda self: self._get("_message"), doc="human text for the UI, never a traceback")
+    run_name = property(lambda self: self._get("_run_name"), doc="the saved run's name, once saved")
+    train_cfg = property(lambda self: self._get("_cfg"), doc="the config in use (resume may extend steps)")
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    def history(self) -> list[StepMetrics]:
+        with self._lock:
+            return list(self._history)
+
+    def history_frame(self) -> pd.DataFrame:
+        rows = [r.to_row(self.state.layer_labels) for r in self.history()]
+        if not rows:
+            names = [f.name for f in dataclasses.fields(StepMetrics) if f.name not in ("grad_norms", "snapshot")]
+            return pd.DataFrame(columns=names)
+        return pd.DataFrame(rows)
+
+    def snapshots(self) -> list[AttentionSnapshot]:
+        with self._lock:
+            return list(self._snapshots)
+
+    def latest_snapshot(self) -> AttentionSnapshot | None:
+        with self._lock:
+            return self._snapshots[-1] if self._snapshots else None
+
+    def progress(self) -> Progress:
+        position = _POOL.position(self)
+        with self._lock:
+            step, total = self._step, self._cfg.steps
+            rate = None
+            if len(self._window) >= 2:
+                (t0, s0), (t1, s1) = self._window[0], self._window[-1]
+                rate = (s1 - s0) / (t1 - t0) if t1 > t0 and s1 > s0 else None
+            elapsed = self._history[-1].elapsed if self._history else 0.0
+        eta = 0.0 if step >= total else (total - step) / rate if rate else None
+        return Progress(step, total, rate, eta, elapsed, position)
+
+    # -- control (the session's thread) ----------------------------------------------------------
+    def start(self) -> None:
+        if self.status != "idle":
+            raise RuntimeError(f"job {self.name!r} was already started (status {self.status}); use resume()")
+        self._launch()
+
+    def resume(self, extra_steps: int | None = None) -> None:
+        """Continue a stopped or finished run from where it is, optionally with more steps."""
+        status, cfg = self.status, self.train_cfg
+        if status not in ("stopped", "finished"):
+            raise RuntimeError(f"job {self.name!r} is {status}; only a stopped or finished job can resume"
+                               + (" (start a new job with a lower lr)" if status == "diverged" else ""))
+        if extra_steps is not None:
+            if not isinstance(extra_steps, int) or isinstance(extra_steps, bool) or extra_steps < 1:
+                raise ValueError(f"extra_steps={extra_steps!r} must be a whole number >= 1")
+            cfg = cfg.replace(steps=cfg.steps + extra_steps)
+        if self.state.step >= cfg.steps:
+            raise RuntimeError(f"job {self.name!r} already trained its {cfg.steps} steps; pass extra_steps")
+        with self._lock:
+            self._cfg = cfg
+        self._launch()
+
+    def stop(self, wait: bool = False, timeout: float = 5.0) -> bool:
+        """Ask the worker to stop after the current step (a queued job leaves the queue at once).
+        With wait, join up to timeout seconds. Returns True once the worker has ended."""
+        self._stop.set()
+        _POOL.withdraw(self)
+        if wait and self._thread is not threading.current_thread():
+            return self.join(timeout)
+        return not self.alive
+
+    def close(self, timeout: float = 5.0) -> bool:
+        """Stop and join: call when the session ends."""
+        return self.stop(wait=True, timeout=timeout)
+
+    def join(self, timeout: float | None = None) -> bool:
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout)
+        return not self.alive
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    # -- the worker ----------------------------------------------------------------------------
+    def _launch(self) -> None:
+        self._stop.clear()
+        with self._lock:
+            self._status, self._message = "queued", "waiting for a free training slot"
+        self._thread = threading.Thread(target=self._work, name=f"train-{self.name}", daemon=True)
+        _POOL.enqueue(self)  # may grant a slot at once
+        self._thread.start()
+
+    def _granted(self) -> None:  # called by the pool, holding its lock
+        with self._lock:
+            self._status, self._message = "running", ""
+
+    def _set(self, status: str, message: str) -> None:
+        with self._lock:
+            self._status, self._message = status, message
+
+    def _work(self) -> None:
+        status, message = "failed", ""
+        try:
+            torch.set_num_threads(self.train_cfg.threads)  # per OS thread: must happen in the worker
+            if _POOL.wait_turn(self, self._stop):
+                try:
+                    outcome, reason = self._train()
+                finally:
+                    _POOL.release(self)  # the next job may start while this one saves
+            else:
+                outcome, reason = "stopped", "stopped while waiting for a free training slot"
+            status, message = outcome, self._save_message(outcome, reason)
+        except Exception as exc:
+            log.warning("training job %r failed", self.name, exc_info=True)
+            message = str(exc) or type(exc).__name__
+        finally:
+            _POOL.release(self)
+            self._set(status, message)  # last: once a job has ended, resume() may launch again
+            if self.on_update is not None:
+                try:
+                    self.on_update(self)
+                except Exception:
+                    log.warning("on_update of job %r failed", self.name, exc_info=True)
+
+    def _train(self) -> tuple[str, str]:
+        cfg, state = self.train_cfg, self.state
+        with self._lock:
+            self._window.clear()
+            self._window.append((time.monotonic(), state.step))
+        steps = train_steps(self.model, self.task, cfg, state)
+        try:
+            while not self._stop.is_set():
+                rec = next(steps, None)
+                if rec is None:
+                    break
+                with self._lock:
+                    self._history.append(rec)
+                    if rec.snapshot is not None:
+                        self._snapshots.append(rec.snapshot)
+                    if rec.stopped is None:
+                        self._step = rec.step
+                        self._window.append((time.monotonic(), rec.step))
+                if self.on_update is not None:
+                    self.on_update(self)
+                if rec.stopped:
+                    return "diverged", rec.stopped
+        finally:
+            steps.close()
+            self.model.eval()  # ready for inspection; train_steps switches back on resume
+        if state.step >= cfg.steps:
+            return "finished", f"finished {cfg.steps} steps"
+        return "stopped", f"stopped at step {state.step} of {cfg.steps}"
+
+    def _save_message(self, outcome: str, reason: str) -> str:
+        """Save the run if it has steps not yet on disk; the message says where, or why not."""
+        if len(self.history()) <= self._saved_len:
+            return reason
+        try:
+            return f"{reason}; saved as run '{self._save(outcome)}'"
+        except Exception as exc:
+            log.warning("saving job %r failed", self.name, exc_info=True)
+            return f"{reason}; saving the run failed: {exc}"
+
+    def _save(self, outcome: str) -> str:
+        """runs.save_run cannot overwrite a run, so a later save takes a "-step<N>" name and the
+        superseded run is deleted only once the new one is safely on disk."""
+        history, old = self.history(), self.run_name
+        suffix = "" if old is None else f"-step{self.state.step}"
+        info = save_run(self.name[:MAX_NAME - len(suffix)] + suffix, self.model, self.task.cfg, self.train_cfg,
+                        history, extra={"status": outcome})
+        with self._lock:
+            self._run_name, self._saved_len = info.name, len(history)
+        if old is not None and old != info.name:
+            with contextlib.suppress(OSError):  # already deleted on the Runs page, say
+                delete_run(old)
+        return info.name
+
+
+__all__ = ["STATUSES", "ENDED", "MAX_CONCURRENT_JOBS", "MAX_TRAIN_BYTES", "MAX_RUN_SECONDS", "FLOPS_PER_SECOND",
+           "STEP_OVERHEAD_S", "Budget", "estimate_budget", "check_budget", "Progress", "TrainingJob",
+           "pool_counts"]

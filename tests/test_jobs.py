@@ -1,0 +1,256 @@
+"""The background training job: finish, stop and resume, divergence, failure, the slot queue, budgets.
+
+Every job is closed and joined in the `make_job` fixture's teardown (a torch thread alive at
+interpreter exit aborts the process); gates that hold a worker are opened first.
+"""
+
+import math
+import os
+import threading
+import time
+
+import pytest
+import torch
+
+from explorer import jobs
+from explorer.config import CLASSROOM_PRESETS, REFERENCE_PRESETS, ModelConfig
+from explorer.jobs import TrainingJob, check_budget, estimate_budget, pool_counts
+from explorer.model import build_model
+from explorer.runs import list_runs, load_run
+from explorer.tasks import TaskConfig, make_task
+from explorer.training import TrainConfig, train_steps
+
+TINY = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
+TASK = TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=300, n_val=20)
+
+
+@pytest.fixture(autouse=True)
+def runs_root(tmp_path, monkeypatch):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    return tmp_path / "runs"
+
+
+@pytest.fixture(scope="module")
+def task():
+    return make_task(TASK)
+
+
+def quick(**kw) -> TrainConfig:
+    return TrainConfig(**{**dict(steps=20, batch_size=8, lr=3e-3, warmup=5, eval_every=10, eval_examples=8), **kw})
+
+
+def tiny_model(task, seed=0, **kw):
+    return build_model(task.model_config(TINY, **kw), seed=seed)
+
+
+@pytest.fixture
+def make_job():
+    made, gates = [], []
+
+    def make(task, cfg, on_update=None, name=None, seed=0, **model_kw) -> TrainingJob:
+        job = TrainingJob(tiny_model(task, seed, **model_kw), task, cfg, name=name, on_update=on_update)
+        made.append(job)
+        return job
+
+    def gate() -> threading.Event:
+        event = threading.Event()
+        gates.append(event)
+        return event
+
+    make.gate = gate
+    try:
+        yield make
+    finally:
+        for event in gates:
+            event.set()
+        for job in made:
+            job.close(timeout=60)
+    assert not any(job.alive for job in made)
+    assert pool_counts() == (0, 0)
+
+
+def wait_until(predicate, timeout=60.0):
+    end = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < end, "condition not reached"
+        time.sleep(0.01)
+
+
+def same_weights(a, b) -> bool:
+    return all(torch.equal(p, q) for p, q in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def test_a_job_trains_to_the_end_saves_the_run_and_can_train_on(task, make_job):
+    seen = []
+    cfg = quick(snapshot_every=10)
+    job = make_job(task, cfg, name="my job", on_update=lambda j: seen.append((j.status, j.state.step)))
+    assert job.status == "idle" and job.history_frame().empty and "step" in job.history_frame().columns
+    job.start()
+    assert job.join(60)
+    assert job.status == "finished" and job.message == f"finished 20 steps; saved as run '{job.run_name}'"
+    assert [r.loss for r in job.history()] == [r.loss for r in train_steps(tiny_model(task), task, cfg)]
+    assert [r.step for r in job.history()] == list(range(1, 21))
+    assert seen == [("running", s) for s in range(1, 21)] + [("finished", 20)]
+    assert [s.step for s in job.snapshots()] == [10, 20] and job.latest_snapshot().step == 20
+    frame = job.history_frame()
+    assert list(frame["step"]) == list(range(1, 21)) and {"grad_enc_0", "grad_dec_0"} <= set(frame.columns)
+    assert not job.model.training  # left in eval mode, ready for inspection
+    [info] = list_runs()
+    assert info.name == job.run_name == "my-job" and info.steps == 20
+    p = job.progress()
+    assert (p.step, p.total, p.eta_s, p.fraction, p.queue_position) == (20, 20, 0.0, 1.0, None)
+
+    with pytest.raises(RuntimeError, match="already started"):
+        job.start()
+    with pytest.raises(RuntimeError, match="extra_steps"):
+        job.resume()
+    with pytest.raises(ValueError, match="extra_steps"):
+        job.resume(extra_steps=0)
+    job.resume(extra_steps=5)
+    assert job.join(60)
+    assert job.status == "finished" and job.train_cfg.steps == 25 and job.history()[-1].step == 25
+    [info] = list_runs()  # the earlier save was replaced, not duplicated
+    assert info.name == job.run_name == "my-job-step25" and info.steps == 25
+
+
+def test_stop_keeps_the_weights_and_resume_repeats_a_straight_run(task, make_job):
+    cfg = quick(steps=30)
+    straight_model = tiny_model(task, dropout=0.1)
+    straight = [r.loss for r in train_steps(straight_model, task, cfg)]
+    job = make_job(task, cfg, dropout=0.1, on_update=lambda j: j.stop() if j.state.step == 12 else None)
+    rng = torch.random.get_rng_state()
+    job.start()
+    assert job.join(60)
+    assert torch.equal(torch.random.get_rng_state(), rng)  # the job left the global RNG alone
+    assert job.status == "stopped" and job.message.startswith("stopped at step 12 of 30; saved as run")
+    assert [r.loss for r in job.history()] == straight[:12]
+    saved, meta, frame = load_run(job.run_name)
+    assert same_weights(saved, job.model) and len(frame) == 12 and meta["status"] == "stopped"
+    p = job.progress()
+    assert p.step == 12 and p.steps_per_s > 0 and p.eta_s == pytest.approx(18 / p.steps_per_s)
+
+    job.resume()
+    assert job.join(60)
+    assert job.status == "finished"
+    assert [r.loss for r in job.history()] == straight
+    assert same_weights(job.model, straight_model)
+    assert [r.name for r in list_runs()] == [job.run_name] and list_runs()[0].steps == 30
+
+
+def test_divergence_ends_the_job_and_keeps_finite_weights(task, make_job):
+    job = make_job(task, quick(steps=200, lr=1e6, warmup=0))
+    job.start()
+    assert job.join(60)
+    last = job.history()[-1]
+    assert job.status == "diverged" and last.stopped and job.message.startswith(last.stopped)
+    assert "diverged" in job.message and "saved as run" in job.message and len(job.history()) < 200
+    assert all(bool(torch.isfinite(p).all()) for p in job.model.parameters())
+    assert list_runs()[0].steps == job.state.step == last.step - 1
+    with pytest.raises(RuntimeError, match="lower lr"):
+        job.resume()
+
+
+def test_an_exception_in_the_worker_fails_the_job_with_its_message(make_job):
+    broken = make_task(TASK)
+    real, calls = broken.sample, []
+
+    def sample(batch_size, generator):
+        calls.append(batch_size)
+        if len(calls) > 3:
+            raise RuntimeError("the batch source broke")
+        return real(batch_size, generator)
+
+    broken.sample = sample
+    job = make_job(broken, quick())
+    job.start()
+    assert job.join(60)
+    assert job.status == "failed" and job.message == "the batch source broke"
+    assert len(job.history()) == 3 and job.run_name is None and list_runs() == []
+    with pytest.raises(RuntimeError, match="failed"):
+        job.resume()
+
+
+def test_a_mismatched_model_is_refused_before_any_thread_starts(task):
+    model = build_model(ModelConfig(arch="decoder", d_model=16, n_heads=2, n_decoder_layers=1, d_ff=32))
+    with pytest.raises(ValueError, match="arch"):
+        TrainingJob(model, task, quick())
+
+
+def test_the_slot_limit_queues_jobs_first_come_first_served(task, make_job, monkeypatch):
+    monkeypatch.setattr(jobs, "MAX_CONCURRENT_JOBS", 1)
+    gate = make_job.gate()
+    first = make_job(task, quick(steps=5), on_update=lambda j: gate.wait(60))
+    second, third = make_job(task, quick(steps=5)), make_job(task, quick(steps=5))
+    for job in (first, second, third):
+        job.start()
+    assert first.status == "running" and first.progress().queue_position is None
+    assert second.status == third.status == "queued"
+    assert (second.progress().queue_position, third.progress().queue_position) == (1, 2)
+    assert pool_counts() == (1, 2)
+
+    second.stop()  # a queued job leaves the queue at once
+    assert second.progress().queue_position is None and third.progress().queue_position == 1
+    assert second.join(30) and second.status == "stopped" and "waiting" in second.message
+    assert second.run_name is None and second.history() == []
+    assert third.status == "queued" and third.history() == []  # still held up by the first
+
+    gate.set()
+    assert first.join(60) and third.join(60)
+    assert first.status == third.status == "finished" and len(third.history()) == 5
+
+
+def test_progress_reports_a_rate_and_an_eta_while_running(task, make_job):
+    gate, reached = make_job.gate(), threading.Event()
+
+    def hold(job):
+        if job.state.step == 10 and not gate.is_set():
+            reached.set()
+            gate.wait(60)
+
+    job = make_job(task, quick(steps=20, eval_every=0), on_update=hold)
+    job.start()
+    assert reached.wait(60)
+    p = job.progress()
+    assert job.status == "running" and len(job.history()) == 10
+    assert (p.step, p.total, p.fraction, p.queue_position) == (10, 20, 0.5, None)
+    assert p.elapsed_s == job.history()[-1].elapsed > 0
+    # the rate is measured on the wall clock, which runs at least as long as the training time
+    assert 0 < p.steps_per_s <= 10 / p.elapsed_s * 1.05
+    assert p.eta_s == pytest.approx(10 / p.steps_per_s)
+    gate.set()
+    assert job.join(60) and job.status == "finished"
+
+
+def test_close_ends_a_long_job_within_seconds(task, make_job):
+    job = make_job(task, quick(steps=100_000, eval_every=0))
+    job.stop()  # before start: nothing happens, and start() still trains
+    job.start()
+    wait_until(lambda: job.progress().step >= 3)
+    assert job.close()  # joins within 5 s
+    assert not job.alive and job.status == "stopped" and job.run_name is not None
+    assert 3 <= job.state.step < 100_000
+
+
+def test_check_budget_refuses_what_a_laptop_cannot_train(task):
+    gpt2 = REFERENCE_PRESETS["GPT-2 Medium"].config
+    with pytest.raises(ValueError, match=r"GiB.*parameters.*reduce d_model"):
+        check_budget(gpt2, TrainConfig(), task)
+    tiny = task.model_config(TINY)
+    with pytest.raises(ValueError, match="activations; reduce batch_size"):
+        check_budget(tiny, quick(batch_size=2_000_000), task)
+    slow = quick(steps=10**7)
+    fits = int((jobs.MAX_RUN_SECONDS - jobs.STEP_OVERHEAD_S) // estimate_budget(tiny, slow, task).step_s)
+    with pytest.raises(ValueError, match=f"reduce steps to {fits} or fewer"):
+        check_budget(tiny, slow, task)
+    with pytest.raises(ValueError, match="threads"):
+        check_budget(tiny, quick(threads=(os.cpu_count() or 1) + 1), task)
+    check_budget(tiny, quick(), task)
+
+
+def test_check_budget_accepts_the_classroom_presets_at_default_settings():
+    fast = make_task("reversal-fast")
+    for preset in CLASSROOM_PRESETS.values():
+        cfg = fast.model_config(preset)
+        check_budget(cfg, TrainConfig(), fast)
+        b = estimate_budget(cfg, TrainConfig(), fast)
+        assert b.memory_bytes < jobs.MAX_TRAIN_BYTES and math.isfinite(b.run_s) and b.run_s > 0
