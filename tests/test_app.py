@@ -1,0 +1,264 @@
+"""Every page runs under Streamlit's AppTest: by default, after widget changes, and across page
+switches; the Plotly specs hold the traces and shapes the pages promise."""
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import checkpoints
+from explorer.config import ModelConfig, human, param_count
+from explorer.model import build_model
+from explorer.runs import save_run
+from explorer.tasks import make_task
+from explorer.training import TrainConfig
+from views import PAGE_SPECS, ui
+from views.sources import load_pretrained
+
+ROOT = Path(__file__).resolve().parent.parent
+SHIPPED = checkpoints.PRETRAINED_DIR  # before the fixture below points it at an empty folder
+PAGES = [spec[0] for spec in PAGE_SPECS]
+
+
+@pytest.fixture(autouse=True)
+def runs_dir(tmp_path, monkeypatch) -> Path:
+    """Fresh folders for runs and shipped models, so the sidebar's default (untrained) and its
+    lists do not depend on what the developer has trained or the repository ships."""
+    path = tmp_path / "runs"
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(path))
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", tmp_path / "pretrained")
+    return path
+
+
+def open_app(page: str | None = None, query: dict | None = None, state: dict | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
+    at.query_params.update(query or {})
+    for key, value in (state or {}).items():
+        at.session_state[key] = value
+    at.run()
+    if page is not None:
+        at.switch_page(page).run()
+    assert_ok(at)
+    return at
+
+
+def assert_ok(at: AppTest) -> None:
+    assert not at.exception, [e.value for e in at.exception]
+
+
+def array(value) -> np.ndarray:
+    """A Plotly array from a spec: plotly 7 ships numeric arrays base64-encoded."""
+    if isinstance(value, dict) and "bdata" in value:
+        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
+        return a.reshape([int(s) for s in str(value["shape"]).split(",")]) if "shape" in value else a
+    return np.asarray(value)
+
+
+def figures(at: AppTest) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def metrics(at: AppTest) -> dict[str, str]:
+    return {m.label: m.value for m in at.metric}
+
+
+# ------------------------------------------------------------------------------------ the frame
+def test_no_legacy_pages_folder():
+    assert not (ROOT / "pages").exists(), (
+        "a folder named pages/ next to app.py switches Streamlit to the legacy multipage mode: the first "
+        "request and every AppTest run skip app.py. Put pages in views/ and list them in views.PAGE_SPECS.")
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_by_default(page):
+    at = open_app(page)
+    assert at.title, f"{page} has no title"
+    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"  # app.py's sidebar ran on this page too
+    assert any("d_model 64" in c.value for c in at.sidebar.caption)
+
+
+def test_home_shows_the_selected_model_and_links_every_page():
+    at = open_app()
+    facts = metrics(at)
+    cfg = make_task(ui.DEFAULT_TASK).model_config(ModelConfig())
+    assert facts["d_model"] == "64" and facts["Layers"] == "2 + 2" and facts["Norm"] == "Pre-LN"
+    assert facts["Parameters"] == human(param_count(cfg)["total"])
+    linked = {link.proto.page for link in at.get("page_link")}
+    assert len(linked) == len(PAGE_SPECS) - 1
+
+
+# --------------------------------------------------------------------------------- architecture
+def test_architecture_default_figures_match_the_config():
+    at = open_app("views/architecture.py")
+    cfg, err = ui.build_config(ui.DEFAULTS, make_task(ui.DEFAULT_TASK))
+    assert err is None
+    bars = next(f for f in figures(at) if f["data"][0]["type"] == "bar")
+    assert array(bars["data"][0]["x"]).sum() == param_count(cfg)["total"]
+    diagram = next(f for f in figures(at) if "shapes" in f["layout"])
+    assert "Pre-LN" in diagram["layout"]["title"]["text"]
+    table = at.dataframe[0].value
+    assert table["Model"].iloc[-1] == "Your config"
+    assert table["Params"].iloc[-1] == human(param_count(cfg)["total"])
+    assert {"BERT-Base", "GPT-2 Medium", "GPT-3 175B"} <= set(table["Model"])
+
+
+def test_invalid_head_split_shows_an_error_not_an_exception():
+    at = open_app("views/architecture.py")
+    at.number_input(key="cfg_n_heads").set_value(3).run()
+    assert_ok(at)
+    assert any("n_heads" in e.value and "try" in e.value for e in at.error)
+    assert not any("shapes" in f["layout"] for f in figures(at))  # no diagram for a config that cannot exist
+    assert at.dataframe[0].value["Model"].iloc[-1] != "Your config"
+
+
+@pytest.mark.parametrize("key, value, shape_name", [
+    ("cfg_norm", "post", "norm:addnorm"),
+    ("cfg_pos_encoding", "rope", "note:rope"),
+    ("cfg_pos_encoding", "none", "note:none"),
+])
+def test_architecture_diagram_follows_the_widgets(key, value, shape_name):
+    at = open_app("views/architecture.py")
+    widget = at.radio(key=key) if key == "cfg_norm" else at.selectbox(key=key)
+    widget.set_value(value).run()
+    assert_ok(at)
+    assert not at.error
+    diagram = next(f for f in figures(at) if "shapes" in f["layout"])
+    assert shape_name in {s.get("name") for s in diagram["layout"]["shapes"]}
+
+
+def test_vector_task_fixes_d_model():
+    at = open_app("views/architecture.py")
+    at.selectbox(key=ui.TASK).set_value("order-vectors").run()
+    assert_ok(at)
+    assert not at.error
+    diagram = next(f for f in figures(at) if "shapes" in f["layout"])
+    assert "Encoder classifier" in diagram["layout"]["title"]["text"]
+    assert "d_model = 16" in diagram["layout"]["title"]["text"]
+
+
+def test_config_survives_page_switches_and_drives_the_untrained_model():
+    at = open_app("views/architecture.py")
+    at.number_input(key="cfg_d_model").set_value(128).run()
+    at.switch_page("views/home.py").run()
+    assert metrics(at)["d_model"] == "128"
+    assert at.session_state[ui.SELECTED].model.cfg.d_model == 128
+    at.switch_page("views/architecture.py").run()
+    assert at.number_input(key="cfg_d_model").value == 128
+
+
+def test_config_from_the_url():
+    """A teacher's link: selection widgets put their label in the URL, numbers their value."""
+    at = open_app(query={"cfg_d_model": "32", "cfg_norm": "Post-LN", "cfg_n_heads": "999", "cfg_task": "sort"})
+    assert metrics(at)["d_model"] == "32" and metrics(at)["Norm"] == "Post-LN"
+    assert metrics(at)["Heads"] == "4 × 8"  # out of range: ignored
+    at.switch_page("views/architecture.py").run()
+    assert_ok(at)
+    assert at.number_input(key="cfg_d_model").value == 32 and at.radio(key="cfg_norm").value == "post"
+    assert at.selectbox(key=ui.TASK).value == "sort"
+
+
+# ------------------------------------------------------------------------------------ positional
+def test_positional_default_is_the_chapter_exercise():
+    at = open_app("views/positional.py")
+    heat, sim, lines = figures(at)
+    assert heat["data"][0]["type"] == "heatmap" and array(heat["data"][0]["z"]).shape == (100, 64)
+    assert array(sim["data"][0]["z"]).shape == (100, 100)
+    ys = [array(t["y"]) for t in lines["data"]]
+    assert len(ys) >= 3 and all(np.allclose(y, ys[0]) for y in ys)  # depends on the offset only
+
+
+def test_positional_rope_scores_depend_on_relative_distance_only():
+    at = open_app("views/positional.py")
+    at.radio(key=ui.PE_TYPE).set_value("rope").run()
+    assert_ok(at)
+    _, scores, lines = figures(at)
+    z = array(scores["data"][0]["z"])
+    assert np.allclose(np.diagonal(z, 3), np.diagonal(z, 3)[0], atol=1e-4)
+    ys = [array(t["y"]) for t in lines["data"]]
+    assert len(ys) >= 3 and all(np.allclose(y, ys[0], atol=1e-4) for y in ys)
+    at.number_input(key=ui.PE_D_MODEL).set_value(63).run()
+    assert_ok(at)
+    assert any("even" in e.value for e in at.error) and not figures(at)
+
+
+def test_positional_none_says_there_is_nothing_to_show():
+    at = open_app("views/positional.py")
+    at.radio(key=ui.PE_TYPE).set_value("none").run()
+    assert_ok(at)
+    assert not figures(at) and any("Nothing to show" in i.value for i in at.info)
+
+
+def test_positional_learned_shows_the_selected_models_table():
+    at = open_app("views/positional.py")
+    at.radio(key=ui.PE_TYPE).set_value("learned").run()
+    assert not figures(at) and at.info  # the default model uses sinusoids: nothing learned to show
+    at = open_app("views/positional.py", state={"cfg_pos_encoding": "learned"})
+    at.radio(key=ui.PE_TYPE).set_value("learned").run()
+    assert_ok(at)
+    model = at.session_state[ui.SELECTED].model
+    z = array(figures(at)[0]["data"][0]["z"])
+    assert np.allclose(z, model.encoder.pos.weight.detach().numpy())
+
+
+# ----------------------------------------------------------------------------- model sources
+def test_runs_on_disk_and_in_the_session_appear_in_the_sidebar(runs_dir):
+    task = make_task("order")
+    cfg = task.model_config(ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, d_ff=64))
+    save_run("disk-run", build_model(cfg, seed=0), task.cfg, TrainConfig(steps=1), [])
+    session = ui.SelectedModel(build_model(cfg.replace(d_model=16), seed=0), cfg.replace(d_model=16), task,
+                               "session-run", "run", "run:session-run")
+    at = open_app(state={ui.SESSION_RUNS: {"session-run": session}})
+    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"
+    at.session_state["_pending_selection"] = ("run", "session-run")  # what ui.select_run() leaves
+    at.run()
+    assert at.sidebar.radio(key=ui.SOURCE).value == "run"
+    assert at.sidebar.selectbox(key=ui.RUN).options == ["session-run", "disk-run"]
+    assert metrics(at)["d_model"] == "16"
+    at.sidebar.selectbox(key=ui.RUN).set_value("disk-run").run()
+    assert_ok(at)
+    assert metrics(at)["d_model"] == "32" and metrics(at)["Architecture"] == "Encoder classifier"
+
+
+def test_a_broken_run_shows_a_message_not_a_traceback(runs_dir):
+    task = make_task("order")
+    cfg = task.model_config(ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, d_ff=64))
+    info = save_run("broken", build_model(cfg, seed=0), task.cfg, TrainConfig(steps=1), [])
+    (info.path / "model.safetensors").write_bytes(b"not a safetensors file")
+    at = open_app(query={ui.SOURCE: "Trained run"})
+    assert_ok(at)
+    assert any("broken" in e.value for e in at.sidebar.error)
+    assert metrics(at)["d_model"] == "64"  # fell back to the untrained model
+
+
+def test_shipped_models_are_the_default_source(tmp_path):
+    task = make_task("copy")
+    cfg = task.model_config(ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=64))
+    checkpoints.save_checkpoint(tmp_path / "pretrained" / "tiny-copy", build_model(cfg, seed=0),
+                                {"task": task.cfg.to_dict()})
+    manifest = {"models": [{"name": "tiny-copy-test", "path": "tiny-copy", "task": "copy",
+                            "description": "A one-layer model that copies its input."}]}
+    (tmp_path / "pretrained" / "manifest.json").write_text(json.dumps(manifest))
+    at = open_app()
+    assert at.sidebar.radio(key=ui.SOURCE).value == "pretrained"
+    assert metrics(at)["d_model"] == "32" and metrics(at)["Task"] == "copy"
+    assert any("copies its input" in c.value for c in at.sidebar.caption)
+
+
+def test_every_shipped_model_loads_with_its_task(monkeypatch):
+    """The repository's own pretrained/ folder: each entry loads and fits the task it names."""
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
+    for entry in checkpoints.pretrained_manifest():
+        sel = load_pretrained(entry["name"], entry)
+        sel.task.check(sel.config)
+        assert sel.source == "pretrained" and not sel.model.training
+
+
+def test_a_broken_manifest_shows_a_message_not_a_traceback(tmp_path):
+    (tmp_path / "pretrained").mkdir()
+    (tmp_path / "pretrained" / "manifest.json").write_text("{not json")
+    at = open_app()
+    assert any("shipped models" in e.value for e in at.sidebar.error)
+    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"

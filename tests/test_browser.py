@@ -1,0 +1,129 @@
+"""The app in a real headless Chromium: every page in PAGE_SPECS loads, draws its figures and shows
+no exception; a full-page screenshot of each lands in tests/screenshots/ for a human to review."""
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from views import PAGE_SPECS
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / "tests" / "screenshots"
+READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+WIDTH = 1440
+TIMEOUT_MS = 90_000  # the first page of a fresh server imports torch and builds a task
+# True once no element waits for its code (skeletons) and every Plotly chart has drawn its SVG.
+DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
+                 && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+                    .every(el => el.querySelector('.main-svg'))"""
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"streamlit exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            time.sleep(0.3)
+    pytest.fail(f"streamlit did not answer /_stcore/health within {seconds} s:\n{log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """`streamlit run app.py` on a free port, runs saved to a temporary folder."""
+    tmp = tmp_path_factory.mktemp("browser")
+    port, log = _free_port(), tmp / "streamlit.log"
+    env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+           "--server.port", str(port), "--server.address", "127.0.0.1",
+           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
+    try:
+        url = f"http://127.0.0.1:{port}"
+        _wait_healthy(url, proc, log)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture(scope="session")
+def chromium():
+    """Debian's Chromium through Playwright (named so as not to shadow pytest-playwright's `browser`)."""
+    executable = shutil.which("chromium")
+    if executable is None:
+        pytest.fail("chromium is not on PATH: the browser test drives Debian's Chromium "
+                    "(`apt-get install chromium`, as .ci/run does); it is never skipped")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
+        try:
+            yield launched
+        finally:
+            launched.close()
+
+
+def _wait_rendered(page) -> None:
+    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
+    page.wait_for_selector("[data-testid=stMain] h1", timeout=TIMEOUT_MS)  # content, not just the shell
+    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
+    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+
+
+def _fit_viewport(page) -> None:
+    """Streamlit scrolls inside its main element, so a full-page shot needs a viewport that tall;
+    content can grow as the window does (charts re-lay out), hence a few rounds."""
+    for _ in range(5):
+        height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
+        target = min(max(height, 1000), 10_000)
+        if target == page.viewport_size["height"]:
+            return
+        page.set_viewport_size({"width": WIDTH, "height": target})
+        page.wait_for_timeout(700)
+        page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+
+
+@pytest.mark.parametrize("file, title, url_path", [spec[:3] for spec in PAGE_SPECS],
+                         ids=[spec[2] for spec in PAGE_SPECS])
+def test_page_loads_in_chromium(server, chromium, file, title, url_path):
+    page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+    try:
+        first = url_path == PAGE_SPECS[0][2]
+        page.goto(f"{server}/{'' if first else url_path}")
+        _wait_rendered(page)
+        assert page.locator("[data-testid=stException]").count() == 0, page.locator(
+            "[data-testid=stException]").first.inner_text()
+        assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1  # the model picker
+        assert title in page.locator("[data-testid=stSidebarNav]").inner_text()
+        _fit_viewport(page)
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"{url_path}.png"), full_page=True)
+    finally:
+        page.close()

@@ -1,0 +1,108 @@
+"""Architecture: design a Transformer; see its diagram, parameters, FLOPs and memory."""
+
+import pandas as pd
+import streamlit as st
+
+from explorer import figures
+from explorer.config import REFERENCE_PRESETS, ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from views import ui
+
+HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
+DIAGRAM_PX_PER_UNIT = 53  # the diagram's left column is ~600 px at 1440 px; 10 data units wide
+
+
+def fit_diagram(fig):
+    """The diagram keeps its aspect ratio; size its height for the column so no band stays empty."""
+    y0, y1 = fig.layout.yaxis.range
+    fig.update_layout(height=int(60 + (y1 - y0) * DIAGRAM_PX_PER_UNIT))
+    return fig
+
+
+def fit_bars(fig):
+    """Room on the right for the count written outside the longest bar."""
+    longest = max(fig.data[0].x)
+    return fig.update_xaxes(range=[0, 1.3 * longest])
+
+
+def reference_row(name: str, cfg: ModelConfig, chapter: str = "", published: float | None = None,
+                  note: str = "") -> dict:
+    return {"Model": name, "d_model": cfg.d_model, "Heads": cfg.n_heads, "Layers": ui.layers_text(cfg),
+            "d_ff": cfg.d_ff, "Dropout": cfg.dropout, "Params": human(param_count(cfg)["total"]),
+            "Chapter": chapter or "—", "Published": human(published) if published else "—",
+            "FLOPs / token": human(flops_per_token(cfg)["forward"]), "Notes": note}
+
+
+def reference_table(cfg: ModelConfig | None) -> None:
+    rows = [reference_row(p.name, p.config, p.seed_params, p.published_params, p.note)
+            for p in REFERENCE_PRESETS.values()]
+    if cfg is not None:
+        rows.append(reference_row("Your config", cfg, note=f"{ui.ARCH_LABELS[cfg.arch]}, from the widgets above"))
+    df = pd.DataFrame(rows)
+    mine = len(df) - 1 if cfg is not None else -1
+    styled = df.style.apply(lambda r: [HIGHLIGHT if r.name == mine else ""] * len(r), axis=1)
+    styled = styled.format({"Dropout": "{:.2g}"})
+    col = st.column_config
+    st.dataframe(styled, hide_index=True, width="stretch", column_config={
+        "Params": col.TextColumn(help="Computed from the config with the closed form (embeddings included)"),
+        "Chapter": col.TextColumn(help="The chapter's approximate parameter column"),
+        "Published": col.TextColumn(help="As published by the model's authors"),
+        "FLOPs / token": col.TextColumn(help="Forward pass at the model's max_len"),
+        "Notes": col.TextColumn(width="large")})
+
+
+def cost(cfg: ModelConfig) -> tuple[int, int]:
+    """FLOPs and memory for a batch size and length the user picks; returns them for the diagram."""
+    st.subheader("Compute and memory")
+    left, right = st.columns(2)
+    batch = left.number_input("Batch size", *ui.PAGE_NUMBERS[ui.ARCH_BATCH], key=ui.ARCH_BATCH, **ui.SHARED)
+    seq = right.number_input("Sequence length", *ui.PAGE_NUMBERS[ui.ARCH_SEQ], key=ui.ARCH_SEQ, **ui.SHARED)
+    flops = flops_per_token(cfg, seq)
+    mem = train_memory_bytes(cfg, batch, seq)
+    a, b = st.columns(2)
+    a.metric("FLOPs / token", human(flops["forward"]), border=True,
+             help="Forward pass: about 2 FLOPs per weight plus the attention matmuls (Kaplan et al., 2020).")
+    b.metric("FLOPs / step", human(flops["train"] * batch * seq), border=True,
+             help="One training step: forward and backward (about 3 × forward) for every token in the batch.")
+    a.metric("Memory / step", ui.human_bytes(mem["total"]), border=True,
+             help="fp32 AdamW: weights, gradients, two optimizer moments and the activations.")
+    b.metric("Activations", ui.human_bytes(mem["activations"]), border=True,
+             help="Grows with batch × length, and with length² through the attention scores.")
+    parts = ", ".join(f"{k} {ui.human_bytes(v)}" for k, v in mem.items() if k not in ("total", "activations"))
+    st.caption(f"Weights, gradients and optimizer state: {parts}.")
+    return batch, seq
+
+
+def show(cfg: ModelConfig) -> None:
+    left, right = st.columns([3, 2], gap="large")
+    with right:
+        parts = param_count(cfg)
+        st.subheader("Parameters")
+        ui.chart(fit_bars(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters")))
+        st.caption("Embeddings grow with the vocabulary, attention and FFN with d_model² per layer; "
+                   "LayerNorms are tiny.")
+        batch, seq = cost(cfg)
+    with left:
+        st.subheader("The stack")
+        ui.chart(fit_diagram(figures.architecture_diagram(cfg, batch=batch, seq_len=seq)))
+        st.caption(f"Shapes for batch {batch} and length {seq}. Hover a box for its parameter count; "
+                   "switch LayerNorm between Pre-LN and Post-LN to see where normalisation moves.")
+
+
+st.title("Architecture")
+st.markdown("Choose a task and the model's hyperparameters. These widgets *are* the current config: "
+            "the sidebar's **Untrained** model and the Train page use them.")
+with st.container(border=True):
+    top = st.columns([2, 3], vertical_alignment="bottom")
+    with top[0]:
+        task = ui.task_picker()
+    top[1].caption(f"{ui.task_blurb(ui.state_value(ui.TASK, ui.DEFAULT_TASK)).capitalize()} · "
+                   f"{ui.ARCH_LABELS[task.model_config().arch]} · vocabulary of {len(task.vocab)} tokens · "
+                   f"sequences up to {task.longest} tokens")
+    cfg, err = ui.config_widgets(ui.CFG, task)
+
+if cfg is not None:
+    show(cfg)
+st.subheader("Reference models")
+reference_table(cfg)
+st.caption("Computed = the closed-form count for each config, embeddings included; the small gaps to the "
+           "published numbers come from vocabulary size, tied embeddings and biases.")

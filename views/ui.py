@@ -1,0 +1,62 @@
+"""The one import pages need: `from views import ui`.
+
+Session keys and model sources live in `views/state.py`, shared widgets in `views/widgets.py`;
+this module re-exports their public names so pages never reach into either directly.
+"""
+
+from views.sources import task_from
+from views.state import (
+    ACT_LABELS,
+    ARCH_BATCH,
+    ARCH_SEQ,
+    CFG,
+    CONFIG_FIELDS,
+    DEFAULT_TASK,
+    DEFAULTS,
+    NORM_LABELS,
+    PAGE_NUMBERS,
+    PE_BASE,
+    PE_D_MODEL,
+    PE_LABELS,
+    PE_POSITIONS,
+    PE_STACK,
+    PE_TYPE,
+    PRETRAINED,
+    RUN,
+    SELECTED,
+    SESSION_RUNS,
+    SOURCE,
+    TASK,
+    SelectedModel,
+    add_session_run,
+    build_config,
+    current_config,
+    current_task,
+    init_state,
+    load_task,
+    select_run,
+    selected_model,
+    state_value,
+    untrained_model,
+)
+from views.widgets import (
+    ARCH_LABELS,
+    SHARED,
+    chart,
+    config_widgets,
+    human_bytes,
+    layers_text,
+    model_facts,
+    model_picker,
+    task_blurb,
+    task_picker,
+)
+
+__all__ = [
+    "ACT_LABELS", "ARCH_BATCH", "ARCH_LABELS", "ARCH_SEQ", "CFG", "CONFIG_FIELDS", "DEFAULTS", "DEFAULT_TASK",
+    "NORM_LABELS", "PAGE_NUMBERS", "PE_BASE", "PE_D_MODEL", "PE_LABELS", "PE_POSITIONS", "PE_STACK",
+    "PE_TYPE", "PRETRAINED", "RUN", "SELECTED", "SESSION_RUNS", "SHARED", "SOURCE", "TASK", "SelectedModel",
+    "add_session_run", "build_config", "chart", "config_widgets", "current_config", "current_task",
+    "human_bytes", "init_state", "layers_text", "load_task", "model_facts", "model_picker", "select_run",
+    "selected_model", "state_value", "task_blurb", "task_from", "task_picker", "untrained_model",
+]

@@ -1,0 +1,208 @@
+"""Widgets shared by several pages: the task picker, the model-config widgets, the sidebar's model
+picker, and small formatting helpers. Each is defined once here and reused, never copied."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
+from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
+from views.sources import load_pretrained, load_run, pretrained_entries, run_names
+from views.state import (
+    ACT_LABELS,
+    CFG,
+    D_FF_OPTIONS,
+    DEFAULT_TASK,
+    DEFAULTS,
+    NORM_LABELS,
+    PE_LABELS,
+    PRETRAINED,
+    RANGES,
+    RUN,
+    SELECTED,
+    SOURCE,
+    UNTRAINED_SEED,
+    SelectedModel,
+    apply_pending_selection,
+    build_config,
+    current_config,
+    current_task,
+    load_task,
+    untrained_model,
+    vector_width,
+)
+
+# Widgets whose values outlive the page they are drawn on and can be handed out as a link.
+SHARED = dict(bind="query-params", persist_state="session")
+CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
+
+ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder classifier",
+               "decoder": "Decoder-only LM"}
+TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sort": "sort a sequence",
+               "order": "does A come before B?", "order-vectors": "A before B? (vectors, as in the notebook)",
+               "char-lm": "predict the next character"}
+SOURCE_LABELS = {"pretrained": "Shipped model", "run": "Trained run", "untrained": "Untrained"}
+
+
+# ----------------------------------------------------------------------------------- helpers
+def chart(fig: go.Figure, key: str | None = None, **kwargs):
+    """Draw a figure exactly as explorer.figures built it (fixed colour scales, no theme)."""
+    return st.plotly_chart(fig, theme=None, width="stretch", config=CHART_CONFIG, key=key, **kwargs)
+
+
+def human_bytes(n: float) -> str:
+    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n:.0f} B"
+
+
+def layers_text(cfg: ModelConfig) -> str:
+    if cfg.arch == "encoder-decoder":
+        return f"{cfg.n_encoder_layers} + {cfg.n_decoder_layers}"
+    return str(cfg.n_encoder_layers if cfg.arch == "encoder" else cfg.n_decoder_layers)
+
+
+def model_facts(cfg: ModelConfig, task: Task | None = None) -> dict[str, str]:
+    """The config at a glance, as label -> text (Home page, sidebar)."""
+    facts = {"Task": task.name if task is not None else "—", "Architecture": ARCH_LABELS[cfg.arch],
+             "d_model": str(cfg.d_model), "Heads": f"{cfg.n_heads} × {cfg.d_head}",
+             "Layers": layers_text(cfg), "Positions": PE_LABELS[cfg.pos_encoding],
+             "Norm": NORM_LABELS[cfg.norm], "Parameters": human(param_count(cfg)["total"])}
+    return facts
+
+
+def task_blurb(preset: str) -> str:
+    return TASK_BLURBS.get(TASK_PRESETS[preset].name, "")
+
+
+# ------------------------------------------------------------------------------- task, config
+def task_picker(key_prefix: str = CFG, label: str = "Task (sets the vocabulary)") -> Task:
+    """Select a task preset; the task decides the architecture, vocabulary and lengths."""
+    names = list(TASK_PRESETS)  # no format_func: the URL then reads ?cfg_task=reversal-fast
+    preset = st.selectbox(label, names, index=names.index(DEFAULT_TASK), key=f"{key_prefix}_task", **SHARED,
+                          help="Toy tasks that train in seconds. Sequence tasks use an encoder–decoder, "
+                               "order detection an encoder classifier, the character task a decoder LM.")
+    return load_task(preset)
+
+
+def _widget(field: str, key: str, fixed_width: int | None):
+    """Draw the widget of one ModelConfig field; returns its value."""
+    d = DEFAULTS
+    if field == "d_model":
+        if fixed_width is not None:
+            st.number_input("d_model", value=fixed_width, disabled=True,
+                            help="This task feeds vectors of a fixed width, so d_model must match it.")
+            return fixed_width
+        return st.number_input("d_model", *RANGES[field], d[field], step=8, key=key, **SHARED,
+                               help="Width of every token vector; must split evenly into the heads.")
+    if field == "n_heads":
+        return st.number_input("n_heads", *RANGES[field], d[field], key=key, **SHARED,
+                               help="Attention heads; each works in d_model / n_heads dimensions.")
+    if field in ("n_encoder_layers", "n_decoder_layers"):
+        label = "Encoder layers" if field == "n_encoder_layers" else "Decoder layers"
+        return st.slider(label, *RANGES[field], d[field], key=key, **SHARED, help="Blocks stacked (N in the paper).")
+    if field == "d_ff":
+        return st.select_slider("d_ff", D_FF_OPTIONS, d[field], key=key, **SHARED,
+                                help="Hidden width of the feed-forward network (the paper uses 4 × d_model).")
+    if field == "pos_encoding":
+        return st.selectbox("Positional encoding", POS_ENCODINGS, POS_ENCODINGS.index(d[field]),
+                            format_func=PE_LABELS.get, key=key, **SHARED,
+                            help="How word order gets in: added sinusoids, a learned table, rotations "
+                                 "of q and k (RoPE), or nothing.")
+    if field == "norm":
+        return st.radio("LayerNorm", NORMS, NORMS.index(d[field]), format_func=NORM_LABELS.get,
+                        horizontal=True, key=key, **SHARED,
+                        help="Pre-LN normalises before each sublayer, Post-LN after the residual add.")
+    if field == "activation":
+        return st.selectbox("FFN activation", ACTIVATIONS, ACTIVATIONS.index(d[field]),
+                            format_func=ACT_LABELS.get, key=key, **SHARED)
+    if field == "dropout":
+        return st.slider("Dropout", *RANGES[field], float(d[field]), 0.05, key=key, **SHARED)
+    if field == "max_len":
+        return st.number_input("max_len", *RANGES[field], d[field], step=8, key=key, **SHARED,
+                               help="Longest sequence the positional encoding is prepared for.")
+    if field == "tie_embeddings":
+        return st.checkbox("Tie embeddings", d[field], key=key, **SHARED,
+                           help="Share the input embedding with the output projection.")
+    raise ValueError(f"no widget for ModelConfig field {field!r}")
+
+
+def _visible_fields(arch: str) -> list[str]:
+    drop = {"encoder-decoder": (), "encoder": ("n_decoder_layers", "tie_embeddings"),
+            "decoder": ("n_encoder_layers",)}[arch]
+    return [f for f in DEFAULTS if f not in drop]
+
+
+def config_widgets(key_prefix: str = CFG, task: Task | None = None,
+                   columns: int = 4) -> tuple[ModelConfig | None, str | None]:
+    """Draw the model-config widgets for `task` in a grid; returns (config, None) or, for an
+    invalid combination, (None, message) after showing the message inline. Never raises."""
+    task = task or current_task(key_prefix)
+    arch = ARCH_FOR_KIND[task.kind]
+    width = vector_width(task)
+    values = {}
+    fields = _visible_fields(arch)
+    cols = st.columns(columns)
+    for i, field in enumerate(fields):
+        with cols[i % columns]:
+            values[field] = _widget(field, f"{key_prefix}_{field}", width)
+    hidden = {f: v for f, v in DEFAULTS.items() if f not in values}
+    cfg, err = build_config({**hidden, **values}, task)
+    if err:
+        st.error(f"**This combination does not work.** {err}", icon=":material/error:")
+    return cfg, err
+
+
+# ----------------------------------------------------------------------------- model picker
+def _pick(entries: list[dict], runs: list[str]) -> SelectedModel:
+    options = (["pretrained"] if entries else []) + (["run"] if runs else []) + ["untrained"]
+    default = "pretrained" if entries else "untrained"
+    source = st.radio("Model", options, options.index(default), format_func=SOURCE_LABELS.get,
+                      key=SOURCE, bind="query-params", horizontal=True,
+                      help="Every page looks inside this model.")
+    if source == "pretrained":
+        by_name = {e["name"]: e for e in entries}
+        name = st.selectbox("Shipped model", list(by_name), key=PRETRAINED, bind="query-params")
+        if by_name[name].get("description"):
+            st.caption(by_name[name]["description"])
+        return load_pretrained(name, by_name[name])
+    if source == "run":
+        return load_run(st.selectbox("Run", runs, key=RUN, bind="query-params"))
+    return _untrained()
+
+
+def _untrained() -> SelectedModel:
+    task = current_task()
+    cfg, err = current_config(task=task)
+    if err:
+        st.warning("The Architecture page's config is not valid, so this is the default config.",
+                   icon=":material/warning:")
+        cfg = build_config(DEFAULTS, task)[0] or task.model_config()
+    st.caption(f"Random weights (seed {UNTRAINED_SEED}) built from the Architecture page's config.")
+    return untrained_model(cfg, task)
+
+
+def model_picker() -> SelectedModel:
+    """The sidebar's model choice, shared by every page; stored for `selected_model()`."""
+    apply_pending_selection()
+    try:
+        entries = pretrained_entries()
+    except ValueError as err:
+        st.error(str(err), icon=":material/error:")
+        entries = []
+    runs = run_names()
+    if not entries:
+        st.caption("No shipped models yet: pages show an untrained model until you train one.")
+    try:
+        sel = _pick(entries, runs)
+    except ValueError as err:
+        st.error(str(err), icon=":material/error:")
+        sel = _untrained()
+    facts = model_facts(sel.config, sel.task)
+    st.caption(f"**{sel.label}** · {facts['Architecture']} · d_model {facts['d_model']} · "
+               f"{sel.config.n_heads} heads · {facts['Layers']} layers · {facts['Positions']} · "
+               f"{facts['Norm']} · {facts['Parameters']} params")
+    st.session_state[SELECTED] = sel
+    return sel
