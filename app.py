@@ -1,12 +1,13 @@
 """Transformer Explorer: `streamlit run app.py`.
 
-Builds the menu from `views.PAGE_SPECS`, draws the sidebar's model picker (shared by every
+Builds the menu from `pages.PAGE_SPECS`, draws the sidebar's model picker (shared by every
 page) and runs the chosen page.
 """
 
 import streamlit as st
 
-from views import PAGE_SPECS, ui
+from pages import PAGE_SPECS, ui
+from pages.frame import app_frame
 
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide",
                    menu_items={"About": "Configure, train and look inside a small Transformer."})
@@ -16,4 +17,5 @@ page = st.navigation([st.Page(file, title=title, url_path=url, icon=icon, defaul
                       for i, (file, title, url, icon) in enumerate(PAGE_SPECS)])
 with st.sidebar:
     ui.model_picker()
-page.run()
+with app_frame():
+    page.run()

@@ -1,4 +1,4 @@
-"""Shared test setup: the repository root on sys.path, so `explorer` and `views` import the same
+"""Shared test setup: the repository root on sys.path, so `explorer` and `pages` import the same
 way under `pytest` as under `python -m pytest` and `streamlit run`."""
 
 import sys

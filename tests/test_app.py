@@ -15,8 +15,8 @@ from explorer.model import build_model
 from explorer.runs import save_run
 from explorer.tasks import make_task
 from explorer.training import TrainConfig
-from views import PAGE_SPECS, ui
-from views.sources import load_pretrained
+from pages import PAGE_SPECS, ui
+from pages.sources import load_pretrained
 
 ROOT = Path(__file__).resolve().parent.parent
 SHIPPED = checkpoints.PRETRAINED_DIR  # before the fixture below points it at an empty folder
@@ -66,12 +66,6 @@ def metrics(at: AppTest) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------ the frame
-def test_no_legacy_pages_folder():
-    assert not (ROOT / "pages").exists(), (
-        "a folder named pages/ next to app.py switches Streamlit to the legacy multipage mode: the first "
-        "request and every AppTest run skip app.py. Put pages in views/ and list them in views.PAGE_SPECS.")
-
-
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_by_default(page):
     at = open_app(page)
@@ -92,7 +86,7 @@ def test_home_shows_the_selected_model_and_links_every_page():
 
 # --------------------------------------------------------------------------------- architecture
 def test_architecture_default_figures_match_the_config():
-    at = open_app("views/architecture.py")
+    at = open_app("pages/architecture.py")
     cfg, err = ui.build_config(ui.DEFAULTS, make_task(ui.DEFAULT_TASK))
     assert err is None
     bars = next(f for f in figures(at) if f["data"][0]["type"] == "bar")
@@ -106,7 +100,7 @@ def test_architecture_default_figures_match_the_config():
 
 
 def test_invalid_head_split_shows_an_error_not_an_exception():
-    at = open_app("views/architecture.py")
+    at = open_app("pages/architecture.py")
     at.number_input(key="cfg_n_heads").set_value(3).run()
     assert_ok(at)
     assert any("n_heads" in e.value and "try" in e.value for e in at.error)
@@ -120,7 +114,7 @@ def test_invalid_head_split_shows_an_error_not_an_exception():
     ("cfg_pos_encoding", "none", "note:none"),
 ])
 def test_architecture_diagram_follows_the_widgets(key, value, shape_name):
-    at = open_app("views/architecture.py")
+    at = open_app("pages/architecture.py")
     widget = at.radio(key=key) if key == "cfg_norm" else at.selectbox(key=key)
     widget.set_value(value).run()
     assert_ok(at)
@@ -130,7 +124,7 @@ def test_architecture_diagram_follows_the_widgets(key, value, shape_name):
 
 
 def test_vector_task_fixes_d_model():
-    at = open_app("views/architecture.py")
+    at = open_app("pages/architecture.py")
     at.selectbox(key=ui.TASK).set_value("order-vectors").run()
     assert_ok(at)
     assert not at.error
@@ -140,12 +134,12 @@ def test_vector_task_fixes_d_model():
 
 
 def test_config_survives_page_switches_and_drives_the_untrained_model():
-    at = open_app("views/architecture.py")
+    at = open_app("pages/architecture.py")
     at.number_input(key="cfg_d_model").set_value(128).run()
-    at.switch_page("views/home.py").run()
+    at.switch_page("pages/home.py").run()
     assert metrics(at)["d_model"] == "128"
     assert at.session_state[ui.SELECTED].model.cfg.d_model == 128
-    at.switch_page("views/architecture.py").run()
+    at.switch_page("pages/architecture.py").run()
     assert at.number_input(key="cfg_d_model").value == 128
 
 
@@ -154,7 +148,7 @@ def test_config_from_the_url():
     at = open_app(query={"cfg_d_model": "32", "cfg_norm": "Post-LN", "cfg_n_heads": "999", "cfg_task": "sort"})
     assert metrics(at)["d_model"] == "32" and metrics(at)["Norm"] == "Post-LN"
     assert metrics(at)["Heads"] == "4 × 8"  # out of range: ignored
-    at.switch_page("views/architecture.py").run()
+    at.switch_page("pages/architecture.py").run()
     assert_ok(at)
     assert at.number_input(key="cfg_d_model").value == 32 and at.radio(key="cfg_norm").value == "post"
     assert at.selectbox(key=ui.TASK).value == "sort"
@@ -162,7 +156,7 @@ def test_config_from_the_url():
 
 # ------------------------------------------------------------------------------------ positional
 def test_positional_default_is_the_chapter_exercise():
-    at = open_app("views/positional.py")
+    at = open_app("pages/positional.py")
     heat, sim, lines = figures(at)
     assert heat["data"][0]["type"] == "heatmap" and array(heat["data"][0]["z"]).shape == (100, 64)
     assert array(sim["data"][0]["z"]).shape == (100, 100)
@@ -171,7 +165,7 @@ def test_positional_default_is_the_chapter_exercise():
 
 
 def test_positional_rope_scores_depend_on_relative_distance_only():
-    at = open_app("views/positional.py")
+    at = open_app("pages/positional.py")
     at.radio(key=ui.PE_TYPE).set_value("rope").run()
     assert_ok(at)
     _, scores, lines = figures(at)
@@ -185,17 +179,17 @@ def test_positional_rope_scores_depend_on_relative_distance_only():
 
 
 def test_positional_none_says_there_is_nothing_to_show():
-    at = open_app("views/positional.py")
+    at = open_app("pages/positional.py")
     at.radio(key=ui.PE_TYPE).set_value("none").run()
     assert_ok(at)
     assert not figures(at) and any("Nothing to show" in i.value for i in at.info)
 
 
 def test_positional_learned_shows_the_selected_models_table():
-    at = open_app("views/positional.py")
+    at = open_app("pages/positional.py")
     at.radio(key=ui.PE_TYPE).set_value("learned").run()
     assert not figures(at) and at.info  # the default model uses sinusoids: nothing learned to show
-    at = open_app("views/positional.py", state={"cfg_pos_encoding": "learned"})
+    at = open_app("pages/positional.py", state={"cfg_pos_encoding": "learned"})
     at.radio(key=ui.PE_TYPE).set_value("learned").run()
     assert_ok(at)
     model = at.session_state[ui.SELECTED].model

@@ -8,11 +8,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from views import PAGE_SPECS
+from pages import PAGE_SPECS
 
 pytestmark = pytest.mark.browser
 
@@ -49,10 +50,9 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 
     pytest.fail(f"streamlit did not answer /_stcore/health within {seconds} s:\n{log.read_text()[-3000:]}")
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    """`streamlit run app.py` on a free port, runs saved to a temporary folder."""
-    tmp = tmp_path_factory.mktemp("browser")
+@contextmanager
+def streamlit_server(tmp: Path):
+    """`streamlit run app.py` on a free port, runs saved under tmp; yields its URL."""
     port, log = _free_port(), tmp / "streamlit.log"
     env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
@@ -71,6 +71,12 @@ def server(tmp_path_factory):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
+        yield url
 
 
 @pytest.fixture(scope="session")
@@ -127,3 +133,19 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
         page.screenshot(path=str(SHOTS / f"{url_path}.png"), full_page=True)
     finally:
         page.close()
+
+
+def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
+    """A teacher's link to an inner page is the first request a new server sees: the page must still
+    get app.py's frame (navigation and the sidebar's model picker), not Streamlit's legacy pages/ mode."""
+    file, title, url_path, _ = PAGE_SPECS[-1]
+    with streamlit_server(tmp_path) as url:
+        page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+        try:
+            page.goto(f"{url}/{url_path}")
+            _wait_rendered(page)
+            assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1
+            nav = page.locator("[data-testid=stSidebarNav]").inner_text()
+            assert title in nav and "frame" not in nav and "widgets" not in nav
+        finally:
+            page.close()

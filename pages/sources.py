@@ -15,7 +15,7 @@ from torch import nn
 from explorer import checkpoints, runs
 from explorer.config import ModelConfig
 from explorer.tasks import TASK_PRESETS, Task, TaskConfig
-from views.state import _DISK_RUNS, SESSION_RUNS, SelectedModel, _task_of_config, load_task
+from pages.state import _DISK_RUNS, SESSION_RUNS, SelectedModel, _task_of_config, load_task
 
 
 def task_from(spec, fallback: Task | None = None) -> Task:

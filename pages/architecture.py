@@ -5,7 +5,9 @@ import streamlit as st
 
 from explorer import figures
 from explorer.config import REFERENCE_PRESETS, ModelConfig, flops_per_token, human, param_count, train_memory_bytes
-from views import ui
+from pages import ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
 DIAGRAM_PX_PER_UNIT = 53  # the diagram's left column is ~600 px at 1440 px; 10 data units wide

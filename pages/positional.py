@@ -6,7 +6,9 @@ import torch
 
 from explorer import figures
 from explorer.positional import LearnedEncoding, rope_angles, rope_rotate, sinusoidal_table
-from views import ui
+from pages import ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 STARTS = (0, 10, 30, 60)   # absolute positions whose curves should coincide
 MAX_OFFSET = 40

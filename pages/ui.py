@@ -1,11 +1,12 @@
-"""The one import pages need: `from views import ui`.
+"""The one import pages need: `from pages import ui`.
 
-Session keys and model sources live in `views/state.py`, shared widgets in `views/widgets.py`;
+Session keys and model sources live in `pages/state.py`, shared widgets in `pages/widgets.py`;
 this module re-exports their public names so pages never reach into either directly.
 """
 
-from views.sources import task_from
-from views.state import (
+from pages.frame import require_app
+from pages.sources import task_from
+from pages.state import (
     ACT_LABELS,
     ARCH_BATCH,
     ARCH_SEQ,
@@ -39,7 +40,7 @@ from views.state import (
     state_value,
     untrained_model,
 )
-from views.widgets import (
+from pages.widgets import (
     ARCH_LABELS,
     SHARED,
     chart,
@@ -53,6 +54,7 @@ from views.widgets import (
 )
 
 __all__ = [
+    "require_app",
     "ACT_LABELS", "ARCH_BATCH", "ARCH_LABELS", "ARCH_SEQ", "CFG", "CONFIG_FIELDS", "DEFAULTS", "DEFAULT_TASK",
     "NORM_LABELS", "PAGE_NUMBERS", "PE_BASE", "PE_D_MODEL", "PE_LABELS", "PE_POSITIONS", "PE_STACK",
     "PE_TYPE", "PRETRAINED", "RUN", "SELECTED", "SESSION_RUNS", "SHARED", "SOURCE", "TASK", "SelectedModel",

@@ -5,7 +5,9 @@ from pathlib import Path
 
 import streamlit as st
 
-from views import PAGE_BLURBS, PAGE_SPECS, ui
+from pages import PAGE_BLURBS, PAGE_SPECS, ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -39,7 +41,7 @@ for label, value in facts.items():
 
 st.subheader("Pages")
 for file, title, _, icon in PAGE_SPECS:
-    if file == "views/home.py":
+    if file == "pages/home.py":
         continue
     left, right = st.columns([1, 3], vertical_alignment="center")
     left.page_link(file, label=title, icon=icon)

@@ -8,8 +8,8 @@ import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
-from views.sources import load_pretrained, load_run, pretrained_entries, run_names
-from views.state import (
+from pages.sources import load_pretrained, load_run, pretrained_entries, run_names
+from pages.state import (
     ACT_LABELS,
     CFG,
     D_FF_OPTIONS,
