@@ -7,6 +7,7 @@ field and says what is valid, so the UI can show the message as it is.
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 ARCHITECTURES = ("encoder-decoder", "encoder", "decoder")
@@ -22,6 +23,10 @@ def _divisors(n: int) -> list[int]:
 def _choice(field: str, value: str, valid: tuple[str, ...]) -> None:
     if value not in valid:
         raise ValueError(f"{field}={value!r} is not known; choose one of {', '.join(valid)}")
+
+
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 def _at_least(field: str, value, low) -> None:
@@ -80,10 +85,14 @@ class ModelConfig:
                 _at_least("src_vocab_size", self.src_vocab_size, 2)
         if self.arch == "encoder":
             _at_least("n_classes", self.n_classes, 2)
-        if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
-            raise ValueError(f"dropout={self.dropout!r} must be in [0, 1)")
-        if not isinstance(self.pe_base, (int, float)) or not self.pe_base > 1.0:
-            raise ValueError(f"pe_base={self.pe_base!r} must be a number > 1 (10000 in the paper)")
+        if not _is_number(self.dropout) or not 0.0 <= self.dropout < 1.0:
+            raise ValueError(f"dropout={self.dropout!r} must be a number in [0, 1)")
+        if not _is_number(self.pe_base) or not 1.0 < self.pe_base < math.inf:
+            raise ValueError(f"pe_base={self.pe_base!r} must be a finite number > 1 (10000 in the paper)")
+        if not isinstance(self.tie_embeddings, bool):
+            raise ValueError(f"tie_embeddings={self.tie_embeddings!r} must be True or False")
+        if not isinstance(self.pad_idx, int) or isinstance(self.pad_idx, bool):
+            raise ValueError(f"pad_idx={self.pad_idx!r} must be a whole number (the id of <pad>)")
         if self.d_model % self.n_heads:
             near = [h for h in _divisors(self.d_model) if h <= max(16, self.n_heads * 2)][-4:]
             raise ValueError(
