@@ -46,6 +46,7 @@ def _atomic_write(target: Path, write) -> None:
     os.close(fd)
     try:
         write(tmp)
+        os.chmod(tmp, 0o644)   # mkstemp makes 0600; checkpoints are shared files, readable like any other
         _fsync(Path(tmp))
         os.replace(tmp, target)
     except BaseException:

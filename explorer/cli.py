@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
 from .model import build_model
+from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import safe_name, save_run
 from .tasks import TASK_PRESETS, make_task
 from .training import SCHEDULES, StepMetrics, TrainConfig, new_state, train_steps
@@ -193,6 +194,8 @@ def run_train(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Command] = {
     "train": Command("train a model on a toy task and save the run", add_train_arguments, run_train),
+    "pretrain": Command("rebuild the shipped models in pretrained/ from their recipes (deterministic, 1 thread)",
+                        add_pretrain_arguments, run_pretrain),
 }
 
 
