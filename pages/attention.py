@@ -1,0 +1,250 @@
+"""Attention: every head of every layer on one input, compared with the pattern the task expects."""
+
+import functools
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer import figures, views_data
+from explorer.inspect import ATTENTION_KINDS
+from explorer.tasks import EOS
+from pages import ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
+
+insp = ui.inspecting
+SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
+# What to notice, by (task, kind), then by kind.
+NOTICE = {
+    ("reversal", "cross"): "A reversal model draws an anti-diagonal: the first output looks at the last input, "
+                           "the last output at the first.",
+    ("copy", "cross"): "A copy model draws the main diagonal: output t looks at input t.",
+    ("sort", "cross"): "A sorting model looks for the next-smallest input at each step, so its bright cells "
+                       "jump around the source instead of following a line.",
+    ("order", "enc_self"): "Only position tells A-before-B from B-before-A; look for a head whose A and B rows "
+                           "attend to each other, or to one side of the sequence.",
+    ("char-lm", "dec_self"): "Heads that stare at the previous character draw a bright line just below the "
+                             "diagonal; others collect the first characters or spread out.",
+    "enc_self": "Every source token may look at every other; bright cells show where each one gathers from.",
+    "dec_self": "The blank upper triangle is the causal mask: while writing a token the decoder only looks back.",
+    "cross": "Each output step looks into the encoded source: the bright cell is the input it copies from.",
+}
+
+
+def notice(task_name: str, kind: str) -> str:
+    return NOTICE.get((task_name, kind), NOTICE[kind])
+
+
+def plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def layer_names(n: int) -> list[str]:
+    return [f"L{i}" for i in range(n)]
+
+
+# --------------------------------------------------------------------------------- the answer
+def answer(sel, picked, tgt_in) -> None:
+    """What the model says for this input, in one line."""
+    task = sel.task
+    if task.kind == "seq2seq":
+        written = insp.greedy_output(insp.version(sel), sel.model, task, picked.src)
+        said = [t for t in written if t != EOS]
+        verdict = "correct ✓" if tuple(said) == picked.target and EOS in written else "wrong ✗"
+        reads = "the correct answer (teacher forcing)" if picked.teacher else "its own output, as when it writes"
+        st.markdown(f"The model writes `{' '.join(task.tokens(said)) or '(nothing)'}` — **{verdict}**. "
+                    f"Below, the decoder reads {reads}: `{' '.join(task.tokens(tgt_in))}`.")
+        return
+    probs = insp.output_distribution(insp.version(sel), sel.model, task, picked.src, None)
+    if task.kind == "classify":
+        guess = int(probs[0].argmax())
+        verdict = "correct ✓" if (guess,) == picked.target else "wrong ✗"
+        parts = ", ".join(f"{name} {p:.0%}" for name, p in zip(task.class_names, probs[0]))
+        st.markdown(f"The model says **{task.class_names[guess]}** ({parts}) — **{verdict}**.")
+        return
+    top = np.argsort(-probs[-1])[:3]
+    chars = ", ".join(f"`{task.position_labels([int(i)])[0]}` {probs[-1, i]:.0%}" for i in top)
+    st.markdown(f"Next character after the text: {chars}.")
+
+
+# ------------------------------------------------------------------------------------ figures
+def score_table(view, kinds) -> None:
+    """Best head of each kind for each reference pattern."""
+    rows = []
+    for kind in kinds:
+        row = {"Attention": ATTENTION_KINDS[kind]}
+        for name, ref in views_data.reference_patterns(view, kind).items():
+            best = views_data.best_head(views_data.match_scores(view.patterns[kind], ref))
+            row[name] = "—" if best is None else f"L{best[0]} H{best[1]} · {best[2]:.2f}"
+        rows.append(row)
+    names = [n for n in views_data.REFERENCES if any(n in r for r in rows)]
+    df = pd.DataFrame(rows).reindex(columns=["Attention", *names]).fillna("—")
+    st.dataframe(df, hide_index=True, width="stretch")
+    st.caption("Best head and its match score: the share of attention a head puts on the pattern's cells, "
+               "averaged over the queries (1.00 = it follows the pattern exactly, a uniform head scores "
+               "about 1 / number of keys).")
+
+
+def fit_mosaic(fig: go.Figure, width_px: float = 950, max_height: float = 1400) -> float:
+    """Size the mosaic for the page's width: cells as big as fit (up to 28 px), the whole no taller
+    than max_height, so a 1-layer model is not a strip and a 12-layer one stays scrollable.
+    Returns the cell size in pixels."""
+    rows, cols = np.asarray(fig.data[0].z).shape
+    cell = min(28.0, width_px / cols, max_height / rows)
+    fig.update_layout(height=int(130 + rows * cell))
+    return cell
+
+
+def outline_tile(fig: go.Figure, layer: int, head: int, q: int, k: int) -> go.Figure:
+    m = fig.layout.meta
+    r0, c0 = layer * m["row_stride"], head * m["col_stride"]
+    return fig.add_shape(type="rect", x0=c0 - 0.5, x1=c0 + k - 0.5, y0=r0 - 0.5, y1=r0 + q - 0.5,
+                         line=dict(color=figures.EXPECTED_COLOUR, width=3), name="focused")
+
+
+def token_ticks(fig: go.Figure, cell_px: float, n_layers: int, n_heads: int, q_labels, k_labels) -> go.Figure:
+    """The real tokens along the mosaic's edges (keys under every tile column, queries beside every
+    tile row), when the cells are big enough to read them."""
+    m = fig.layout.meta
+    q, k = len(q_labels), len(k_labels)
+    if cell_px < 11:
+        return fig
+    xs = [h * m["col_stride"] + j for h in range(n_heads) for j in range(k)]
+    ys = [layer * m["row_stride"] + i for layer in range(n_layers) for i in range(q)]
+    font = dict(size=10)
+    fig.update_xaxes(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
+                     tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90)
+    fig.update_yaxes(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
+                     tickfont=font)
+    return fig.update_layout(margin=dict(l=60, b=60))
+
+
+def click_targets(fig: go.Figure, cell_px: float, n_layers: int, n_heads: int) -> go.Figure:
+    """An invisible point on each tile's name, so clicking "L1 H2" reports that tile (a heatmap
+    reports no clicks). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
+    to the heatmap."""
+    m = fig.layout.meta
+    tiles = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    xs = [head * m["col_stride"] - 0.5 + 18 / cell_px for _, head in tiles]    # middle of the name
+    ys = [layer * m["row_stride"] - 0.5 - 8 / cell_px for layer, _ in tiles]   # just above the tile
+    fig.add_trace(go.Scatter(
+        x=xs, y=ys, mode="markers", marker=dict(size=26, symbol="square", opacity=0), showlegend=False,
+        customdata=[layer * n_heads + head for layer, head in tiles], name="tiles",
+        hovertemplate="%{text}: click to look closely<extra></extra>",
+        text=[f"L{layer} H{head}" for layer, head in tiles]))
+    return fig.update_layout(hoverdistance=2, clickmode="event+select")
+
+
+def focus_from_click(n_heads: int) -> None:
+    """on_select: a click on a tile's name selects that layer and head."""
+    points = (st.session_state.get(ui.ATT_MOSAIC) or {}).get("selection", {}).get("points", [])
+    tile = next((p.get("customdata") for p in points if p.get("customdata") is not None), None)
+    if tile is not None:
+        tile = int(tile[0] if isinstance(tile, list) else tile)
+        st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = divmod(tile, n_heads)
+
+
+def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
+    pats = view.patterns[kind]                                           # (L, H, Q, K)
+    n_l, n_h, q, k = pats.shape
+    fig = figures.attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
+                                   view.k_labels[kind], layer_names=layer_names(n_l),
+                                   title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
+                                         f"{plural(n_h, 'head')}")
+    cell = fit_mosaic(fig)
+    outline_tile(fig, layer, head, q, k)
+    token_ticks(fig, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind])
+    click_targets(fig, cell, n_l, n_h)
+    ui.chart(fig, key=ui.ATT_MOSAIC, selection_mode="points", on_select=functools.partial(focus_from_click, n_h))
+    st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
+               f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
+
+
+def side_panels(view, kind: str, ref_name: str, ref: np.ndarray) -> None:
+    pats = view.patterns[kind]
+    n_l, n_h = pats.shape[:2]
+    scores = views_data.match_scores(pats, ref)
+    if not np.isnan(scores).all():
+        fig = figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                    title=f"Match with {ref_name}")
+        fig.update_yaxes(autorange="reversed")
+        ui.chart(fig.update_layout(height=120 + 40 * n_l))
+        st.caption("How closely each head follows the outlined pattern (1 = exactly).")
+    else:
+        st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
+    ent = views_data.head_entropy(pats, view.real_q[kind])
+    top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
+    ui.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
+                                            title="Attention entropy per head").update_layout(height=300))
+    st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
+               "its weight evenly, as an untrained head does.")
+
+
+def refocus(context: tuple, scores: np.ndarray) -> None:
+    """Focus the best-matching head whenever the model, the kind or the reference changes (a new
+    input keeps the head, so one head can be followed across examples; a shared link keeps its own)."""
+    before = st.session_state.get(ui.ATT_FOCUS_FOR)
+    st.session_state[ui.ATT_FOCUS_FOR] = context
+    best = views_data.best_head(scores)
+    if before == context or best is None or (before is None and ui.ATT_LAYER in st.query_params):
+        return
+    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = best[0], best[1]
+
+
+def head_picker(n_layers: int, n_heads: int) -> tuple[int, int]:
+    a, b = st.columns(2)
+    layer = a.selectbox("Layer", range(n_layers), format_func=lambda i: f"L{i}", key=ui.ATT_LAYER, **ui.SHARED)
+    head = b.selectbox("Head", range(n_heads), format_func=lambda i: f"H{i}", key=ui.ATT_HEAD, **ui.SHARED)
+    return int(layer), int(head)
+
+
+def focused(view, kind: str, layer: int, head: int, ref_name: str, ref: np.ndarray) -> None:
+    pats = view.patterns[kind][layer:layer + 1, head:head + 1]                  # (1, 1, Q, K)
+    score = views_data.match_scores(pats, ref)[0, 0]
+    ent = views_data.head_entropy(pats, view.real_q[kind])[0, 0]
+    title = f"L{layer} H{head} · entropy {ent:.2f} nats" + ("" if np.isnan(score) else f" · match {score:.2f}")
+    ui.chart(figures.attention_heatmap(pats[0, 0], view.q_labels[kind], view.k_labels[kind], title=title,
+                                       expected=ref, mask=view.masks[kind]))
+    st.caption(f"Outlined: {ref_name}. Grey: cells the mask forbids (the future, or padding). "
+               "Each row sums to 1.")
+
+
+# --------------------------------------------------------------------------------------- page
+def show(sel, picked) -> None:
+    task = sel.task
+    tgt_in = insp.decoder_input_for(sel, picked)
+    answer(sel, picked, tgt_in)
+    view = insp.attention(insp.version(sel), sel.model, task, picked.src, tgt_in, picked.pad)
+    kinds = view.kinds
+    a, b = st.columns([3, 2], vertical_alignment="bottom")
+    kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, default=kinds[-1], required=True,
+                               key=ui.ATT_KIND, **ui.SHARED)
+    refs = views_data.reference_patterns(view, kind)
+    first = views_data.EXPECTED if views_data.EXPECTED in refs else "previous position"
+    ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=ui.ATT_REF, **ui.SHARED,
+                           help="The outlined cells in the big heatmap; match scores measure attention on them.")
+    score_table(view, kinds)
+    n_l, n_h = view.patterns[kind].shape[:2]
+    refocus((insp.version(sel), kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
+    mosaic_slot = st.container()  # drawn last, so it outlines the head the pickers below choose
+    st.subheader("One head up close")
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        layer, head = head_picker(n_l, n_h)
+        focused(view, kind, layer, head, ref_name, refs[ref_name])
+    with right:
+        side_panels(view, kind, ref_name, refs[ref_name])
+    with mosaic_slot:
+        mosaic(view, kind, layer, head, task.name)
+
+
+st.title("Attention")
+st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "
+            "model, the pattern the task calls right, and how sharp each head is.")
+selected = ui.selected_model()
+picked_input = insp.pick_input(selected, pad_toggle=True)
+if picked_input is not None:
+    st.markdown(insp.describe(selected.task, picked_input))
+    show(selected, picked_input)
