@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
+from .experiments import cli as experiments_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import safe_name, save_run
@@ -196,6 +197,8 @@ COMMANDS: dict[str, Command] = {
     "train": Command("train a model on a toy task and save the run", add_train_arguments, run_train),
     "pretrain": Command("rebuild the shipped models in pretrained/ from their recipes (deterministic, 1 thread)",
                         add_pretrain_arguments, run_pretrain),
+    "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",
+                          experiments_cli.add_arguments, experiments_cli.run_command),
 }
 
 

@@ -1,0 +1,67 @@
+"""Experiments: every claim of the seeds, reproduced with error bars, in one call.
+
+    from explorer.experiments import EXPERIMENTS, run_cached, cached
+
+    exp = EXPERIMENTS["pe-order"]          # name, title, question, prediction, source, params, tiny
+    result = cached("pe-order")            # instant if someone already ran this configuration, else None
+    result = run_cached("pe-order", {"seeds": 3}, progress=lambda f, text: ..., stop=threading.Event())
+    result.table, result.figures, result.verdict, result.holds
+
+Registry
+    EXPERIMENTS: dict name -> Experiment, in the order a page should list them. An Experiment has
+    `name`, `title`, `question` (one sentence), `prediction` (what the seed claims), `source` (where in
+    the seeds), `params` (a frozen dataclass type; its defaults are the default budget, about a minute or
+    two on one core), `tiny` (a params instance that runs in seconds) and `make_params(overrides, tiny)`.
+    Parameters validate themselves: a bad value raises ValueError naming the field.
+
+Running
+    run_cached(name, params=None, progress=None, stop=None, cache_dir=None, executor=None, refresh=False)
+        -> Result. params: None (defaults), a dict of overrides, or a params instance. progress(fraction,
+        text) is called from the running thread (throttled to ~10/s). stop: a threading.Event; it is
+        honoured between seeds and between training steps. A stopped run returns what finished
+        (`partial=True`, not cached) or raises `Stopped` when nothing had. `executor` runs the sweep's
+        cells (default: ProcessExecutor over all cores; pass SerialExecutor() to stay on this thread).
+    cached(name, params=None, cache_dir=None) -> Result | None      never computes anything
+    run(name, params=None, progress=None, stop=None, executor=None) -> Result   always computes, no cache
+    The cache lives in runs_dir()/experiments/cache/<name>/<key>/ (key: name, version, params).
+
+Result (frozen)
+    table     DataFrame: condition, metric, mean, std, n, expected, prediction — one row per
+              condition and metric; mean ± std over seeds (std with n - 1; 0 for one seed); `expected`
+              is the seed's number when it gives one (NaN otherwise), `prediction` its words.
+    samples   DataFrame: condition, seed, metric, value — the per-seed numbers behind the table.
+    curves    DataFrame or None: condition, seed, step, metric, value (for gradient profiles, step = layer).
+    extra     dict of further frames a figure needs (alignment-heads: ranking, attention, labels;
+              sweep: grid with x, y, seed, value, seconds, error).
+    figures   tuple of plotly go.Figure, built by explorer.figures from the frames (so cached results
+              have them too); a page only renders them.
+    verdict   one sentence: measured vs predicted, ending in "as predicted" / "NOT as predicted" / open.
+    holds     True / False, or None when the seed asks rather than claims.
+    params (dict), seconds, partial, cached.
+
+Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
+`load_result(folder)` reads them back; the CLI is `python -m explorer experiment NAME` (see .cli).
+"""
+
+from __future__ import annotations
+
+from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, sweep
+from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
+from .runner import (
+    CODE_VERSION,
+    cache_key,
+    cache_path,
+    cached,
+    load_result,
+    run,
+    run_cached,
+    save_csv,
+)
+from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
+
+EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
+    pe_order, norm, label_smoothing, alignment, heads, length, pe_types, beam, sweep)}
+
+__all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
+           "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
+           "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor"]

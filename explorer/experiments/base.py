@@ -1,0 +1,310 @@
+"""What every experiment shares: its description (`Experiment`), its outcome (`Result`), the
+`Context` that carries progress and the stop event, and small helpers to summarise seeds.
+
+Long-format frames keep results plain data, so a result written to CSV and read back rebuilds
+the same figures:
+
+    samples  condition, seed, metric, value          one final number per seed
+    table    condition, metric, mean, std, n, expected, prediction
+    curves   condition, seed, step, metric, value    values along training (or along layers)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import threading
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import plotly.graph_objects as go
+from torch import nn
+
+from explorer import figures
+from explorer.tasks import Task
+from explorer.training import StepMetrics, TrainConfig, evaluate, train_steps
+
+SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
+TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")
+CURVE_COLUMNS = ("condition", "seed", "step", "metric", "value")
+
+ProgressFn = Callable[[float, str], None]
+
+
+class Stopped(Exception):
+    """The stop event was set before a single unit of work finished: there is nothing to show."""
+
+
+class Interrupted(Exception):
+    """Raised inside a unit of work when the stop event is set; the unit is dropped."""
+
+
+# ---------------------------------------------------------------------------------------------
+# Description and outcome
+# ---------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True, eq=False)
+class Result:
+    """One run of one experiment. Frames are described in the module docstring; `extra` holds
+    any further long-format frames an experiment's figures need (e.g. attention patterns).
+    `holds` is True/False when the seed makes a checkable claim, None when it asks an open question."""
+
+    name: str
+    table: pd.DataFrame
+    samples: pd.DataFrame
+    curves: pd.DataFrame | None
+    verdict: str
+    holds: bool | None
+    params: dict
+    seconds: float = 0.0
+    extra: dict[str, pd.DataFrame] = field(default_factory=dict)
+    partial: bool = False          # stopped early: fewer seeds than asked (never cached)
+    cached: bool = False           # read from the cache rather than computed now
+    figures: tuple[go.Figure, ...] = ()
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A claim of the seeds, made runnable.
+
+    `params` is a frozen dataclass type whose defaults are the default budget; `tiny` an instance
+    of it that finishes in seconds (tests, CI). `run(params, ctx)` does the work and returns a
+    Result without figures; `figures(result)` draws them from the result's frames alone, so a
+    cached result gets the same figures without rerunning anything.
+    """
+
+    name: str
+    title: str
+    question: str
+    prediction: str
+    source: str
+    params: type
+    tiny: Any
+    run: Callable[[Any, Context], Result]
+    figures: Callable[[Result], list[go.Figure]]
+    version: int = 1   # bump when a change makes old cached results wrong
+
+    def make_params(self, overrides: dict | None = None, tiny: bool = False):
+        """Defaults (or the tiny budget) with `overrides` applied; unknown names raise ValueError."""
+        base = self.tiny if tiny else self.params()
+        overrides = dict(overrides or {})
+        known = {f.name for f in dataclasses.fields(self.params)}
+        unknown = sorted(set(overrides) - known)
+        if unknown:
+            raise ValueError(f"experiment {self.name!r} has no parameter {', '.join(unknown)}; "
+                             f"valid: {', '.join(sorted(known))}")
+        typed = {k: tuple(v) if isinstance(getattr(base, k), tuple) and isinstance(v, list) else v
+                 for k, v in overrides.items()}  # JSON gives lists where the params hold tuples
+        return dataclasses.replace(base, **typed)
+
+
+# ---------------------------------------------------------------------------------------------
+# Parameter checks (each names the field and what is valid)
+# ---------------------------------------------------------------------------------------------
+
+def whole(name: str, value, low: int = 1, high: int | None = None) -> None:
+    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low
+    if not ok or (high is not None and value > high):
+        span = f">= {low}" if high is None else f"in {low}..{high}"
+        raise ValueError(f"{name}={value!r} must be a whole number {span}")
+
+
+def number(name: str, value, low: float = 0.0, below: float = math.inf, low_open: bool = False) -> None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ok = ok and (value > low if low_open else value >= low) and value < below
+    if not ok:
+        bound = f"> {low}" if low_open else f">= {low}"
+        upper = "" if below == math.inf else f" and < {below}"
+        raise ValueError(f"{name}={value!r} must be a number {bound}{upper}")
+
+
+def choice(name: str, value, valid: Sequence) -> None:
+    if value not in valid:
+        raise ValueError(f"{name}={value!r} is not valid; choose one of {', '.join(map(str, valid))}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Progress, stop, and training inside an experiment
+# ---------------------------------------------------------------------------------------------
+
+class Context:
+    """Handed to `Experiment.run`: reports progress, honours the stop event between units of work
+    (and between training steps, dropping the unfinished unit), and carries the sweep executor."""
+
+    def __init__(self, progress: ProgressFn | None = None, stop: threading.Event | None = None,
+                 executor=None) -> None:
+        self._progress, self.stop, self.executor = progress, stop, executor
+        self.stopped = False
+        self._start, self._width, self._text, self._last = 0.0, 1.0, "", 0.0
+
+    @property
+    def stopping(self) -> bool:
+        return self.stop is not None and self.stop.is_set()
+
+    def report(self, within: float, text: str | None = None, force: bool = False) -> None:
+        """Progress `within` (0..1) of the current unit; throttled to ten reports a second."""
+        now = time.monotonic()
+        if self._progress is None or (not force and now - self._last < 0.1):
+            return
+        self._last = now
+        self._progress(min(1.0, self._start + self._width * within), text or self._text)
+
+    def collect(self, units: Sequence, work: Callable[[Any], Any], describe: Callable[[Any], str] = str) -> list:
+        """[(unit, work(unit))] for every unit finished before a stop; sets `stopped` if cut short."""
+        done, n = [], len(units)
+        for i, unit in enumerate(units):
+            if self.stopping:
+                self.stopped = True
+                break
+            self._start, self._width, self._text = i / n, 1 / n, f"{describe(unit)} ({i + 1}/{n})"
+            self.report(0.0, force=True)
+            try:
+                done.append((unit, work(unit)))
+            except Interrupted:
+                self.stopped = True
+                break
+        self._start, self._width = 0.0, 1.0
+        self.report(1.0, "stopped" if self.stopped else "done", force=True)
+        return done
+
+    def train(self, model: nn.Module, task: Task, cfg: TrainConfig,
+              each: Callable[[StepMetrics], None] | None = None) -> list[StepMetrics]:
+        """Run the trainer to the end (or to a divergence); raises Interrupted on stop."""
+        history, steps = [], train_steps(model, task, cfg)
+        try:
+            for rec in steps:
+                history.append(rec)
+                if each is not None:
+                    each(rec)
+                if self.stopping:
+                    raise Interrupted
+                self.report(rec.step / cfg.steps, f"{self._text} · step {rec.step}/{cfg.steps}")
+        finally:
+            steps.close()
+        return history
+
+
+def measuring(**fields) -> TrainConfig:
+    """A TrainConfig with the loss-spike guard off: the app stops a run whose loss jumps 2 nats above its
+    first value, but an experiment measures what training does, and such runs often recover (a deep
+    stack at lr 0.01 does). Non-finite losses still end a run, which then reports it."""
+    return TrainConfig(**{"spike_nats": 0.0, **fields})
+
+
+def final_metrics(model: nn.Module, task: Task, history: list[StepMetrics], examples: int) -> dict:
+    """The validation metrics after training; a diverged run (no final evaluation) is evaluated now."""
+    last = history[-1] if history else None
+    if last is not None and last.val_exact is not None and last.stopped is None:
+        return {"val_loss": last.val_loss, "val_token_acc": last.val_token_acc, "val_exact": last.val_exact}
+    return evaluate(model, task, examples)
+
+
+def history_curves(history: list[StepMetrics], condition: str, seed: int, metrics: Iterable[str]) -> list[dict]:
+    """Long-format curve rows for the given StepMetrics fields (None = not measured that step)."""
+    rows = []
+    for rec in history:
+        for m in metrics:
+            value = getattr(rec, m)
+            if value is not None:
+                rows.append(dict(condition=condition, seed=seed, step=rec.step, metric=m, value=float(value)))
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------
+# Frames and summaries
+# ---------------------------------------------------------------------------------------------
+
+def frame(rows: list[dict], columns: Sequence[str]) -> pd.DataFrame:
+    return pd.DataFrame(rows, columns=list(columns))
+
+
+def summarise(samples: pd.DataFrame, predictions: dict | None = None) -> pd.DataFrame:
+    """Mean, std (over seeds, n - 1 in the denominator; 0 for one seed) and n per (condition, metric),
+    in order of first appearance. `predictions` maps (condition, metric) to (expected number or
+    None, prediction text)."""
+    predictions = predictions or {}
+    rows = []
+    keys = list(dict.fromkeys(zip(samples["condition"], samples["metric"])))
+    for cond, metric in keys:
+        v = samples.loc[(samples["condition"] == cond) & (samples["metric"] == metric), "value"].astype(float)
+        v = v[np.isfinite(v)]
+        expected, text = predictions.get((cond, metric), (None, ""))
+        rows.append(dict(condition=cond, metric=metric, mean=float(v.mean()) if len(v) else math.nan,
+                         std=float(v.std(ddof=1)) if len(v) > 1 else 0.0, n=int(len(v)),
+                         expected=math.nan if expected is None else float(expected), prediction=text))
+    return frame(rows, TABLE_COLUMNS)
+
+
+def build_result(name: str, params, outputs: list, predictions: dict,
+                 verdict: Callable[[pd.DataFrame], tuple[str, bool | None]], extra: dict | None = None,
+                 with_curves: bool = True) -> Result:
+    """A Result from collected [(unit, (sample rows, curve rows))]; `verdict(table)` gives
+    (sentence, holds). Seconds, partial and figures are filled in by the runner."""
+    sample_rows = [r for _, (s, _c) in outputs for r in s]
+    curve_rows = [r for _, (_s, c) in outputs for r in c]
+    samples = frame(sample_rows, SAMPLE_COLUMNS)
+    table = summarise(samples, predictions)
+    text, holds = verdict(table)
+    return Result(name=name, table=table, samples=samples,
+                  curves=frame(curve_rows, CURVE_COLUMNS) if with_curves else None, verdict=text,
+                  holds=holds, params=dataclasses.asdict(params), extra=dict(extra or {}))
+
+
+def seed_major(seeds: int, conditions: Sequence) -> list[tuple[int, Any]]:
+    """Units in the order (seed 0: every condition), (seed 1: ...): a stop after the first round
+    still leaves every condition measured."""
+    return [(seed, c) for seed in range(seeds) for c in conditions]
+
+
+def stat(table: pd.DataFrame, condition: str, metric: str) -> tuple[float, float, int]:
+    """(mean, std, n) of one table row; (nan, nan, 0) when that condition was not measured."""
+    row = table[(table["condition"] == condition) & (table["metric"] == metric)]
+    if row.empty or int(row["n"].iloc[0]) == 0:
+        return math.nan, math.nan, 0
+    r = row.iloc[0]
+    return float(r["mean"]), float(r["std"]), int(r["n"])
+
+
+def pct(mean: float, std: float) -> str:
+    return "not measured" if math.isnan(mean) else f"{100 * mean:.1f}% ± {100 * std:.1f}"
+
+
+def num(mean: float, std: float, digits: int = 3) -> str:
+    return "not measured" if math.isnan(mean) else f"{mean:.{digits}g} ± {std:.2g}"
+
+
+def outcome(holds: bool | None) -> str:
+    return {True: "as predicted", False: "NOT as predicted", None: "the seed leaves this open"}[holds]
+
+
+def curve_bands(curves: pd.DataFrame, metric: str, conditions: Iterable[str] | None = None,
+                x: str = "step") -> tuple[dict, dict]:
+    """(series, bands) for `figures.line_chart`: mean over seeds per x, band = mean ± std."""
+    data = curves[curves["metric"] == metric]
+    conditions = list(dict.fromkeys(data["condition"])) if conditions is None else list(conditions)
+    series, bands = {}, {}
+    for cond in conditions:
+        g = data[data["condition"] == cond].groupby(x)["value"]
+        if not len(g):
+            continue
+        mean, std = g.mean(), g.std(ddof=1).fillna(0.0)
+        series[cond] = (mean.index.to_numpy(), mean.to_numpy())
+        bands[cond] = (mean.index.to_numpy(), (mean - std).to_numpy(), (mean + std).to_numpy())
+    return series, bands
+
+
+def bars(table: pd.DataFrame, metric: str, title: str, y_title: str, scale: float = 1.0) -> go.Figure:
+    """Mean ± std bars of one metric per condition, with the seed's expected values as markers."""
+    rows = table[table["metric"] == metric]
+    reference = {c: e * scale for c, e in zip(rows["condition"], rows["expected"]) if not math.isnan(e)}
+    return figures.bar_with_error(list(rows["condition"]), rows["mean"] * scale, rows["std"] * scale,
+                                  title=title, y_title=y_title, reference=reference or None)
+
+
+__all__ = ["SAMPLE_COLUMNS", "TABLE_COLUMNS", "CURVE_COLUMNS", "Result", "Experiment", "Context", "Stopped",
+           "Interrupted", "measuring", "build_result", "seed_major", "summarise", "stat", "frame", "final_metrics",
+           "history_curves", "curve_bands", "bars", "pct", "num", "outcome", "whole", "number", "choice"]

@@ -1,0 +1,165 @@
+"""`python -m explorer experiment NAME [--tiny] [--seeds N] [--set key=value ...] [--out DIR]`.
+
+Progress goes to stderr, the table and the verdict to stdout, CSV files to --out (default
+runs_dir()/experiments/NAME/). Results go through the same cache as the app, so a configuration run
+here shows up at once on the Experiments page (and the other way round); --fresh recomputes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import math
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from explorer.runs import runs_dir
+
+from . import EXPERIMENTS, Stopped, run_cached, save_csv
+from .sweep import ProcessExecutor, SerialExecutor
+
+
+def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
+    """explorer.cli's UsageError (one line, exit code 2), imported late: explorer.cli imports this module."""
+    from explorer.cli import UsageError as usage
+
+    return usage(message)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", nargs="?", metavar="NAME", help=f"one of: {', '.join(EXPERIMENTS)}")
+    p.add_argument("--list", action="store_true", help="list the experiments and their parameters")
+    p.add_argument("--tiny", action="store_true", help="the tiny budget (seconds; for tests and CI)")
+    p.add_argument("--seeds", type=int, metavar="N", help="number of seeds (default: the experiment's)")
+    p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                   help="change a parameter, e.g. --set steps=200 --set x_values=16,32 (repeatable)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="CSV folder (default: runs/experiments/NAME)")
+    p.add_argument("--fresh", action="store_true", help="recompute even if the result is cached")
+    p.add_argument("--workers", type=int, metavar="N", help="sweep: worker processes (default: all cores; 1 = "
+                                                            "in this process)")
+
+
+def _auto(text: str):
+    for convert in (int, float):
+        try:
+            return convert(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_value(field: str, default, text: str):
+    """A --set value converted to the type of the parameter's default."""
+    try:
+        if isinstance(default, bool):
+            if text.lower() not in ("true", "false", "1", "0", "yes", "no"):
+                raise ValueError
+            return text.lower() in ("true", "1", "yes")
+        if isinstance(default, tuple):
+            return tuple(_auto(t.strip()) for t in text.split(",") if t.strip())
+        return type(default)(text)
+    except ValueError:
+        raise UsageError(f"--set {field}={text}: expected a {type(default).__name__}") from None
+
+
+def overrides(exp, args: argparse.Namespace) -> dict:
+    defaults = exp.tiny if args.tiny else exp.params()
+    out = {}
+    for item in args.set:
+        key, sep, text = item.partition("=")
+        if not sep or not hasattr(defaults, key.strip()):
+            valid = ", ".join(f.name for f in dataclasses.fields(defaults))
+            raise UsageError(f"--set {item!r}: use KEY=VALUE with KEY one of {valid}")
+        out[key.strip()] = parse_value(key.strip(), getattr(defaults, key.strip()), text)
+    if args.seeds is not None:
+        out["seeds"] = args.seeds
+    return out
+
+
+def describe() -> str:
+    lines = []
+    for exp in EXPERIMENTS.values():
+        params = ", ".join(f"{f.name}={getattr(exp.params(), f.name)!r}" for f in dataclasses.fields(exp.params))
+        lines += [f"{exp.name}: {exp.title}", f"    {exp.question}", f"    predicts: {exp.prediction}",
+                  f"    params: {params}", ""]
+    return "\n".join(lines)
+
+
+def format_table(table: pd.DataFrame) -> str:
+    def cell(m, s):
+        return "" if math.isnan(m) else f"{m:.4g} ± {s:.2g}"
+    shown = pd.DataFrame({"condition": table["condition"], "metric": table["metric"],
+                          "mean ± std": [cell(m, s) for m, s in zip(table["mean"], table["std"])],
+                          "n": table["n"], "the seed predicts": table["prediction"]})
+    return shown.to_string(index=False)
+
+
+class _Progress:
+    """One line on stderr: rewritten in place on a terminal, a plain line every few seconds elsewhere."""
+
+    def __init__(self, stream=None) -> None:
+        self.stream, self.last, self.width = stream or sys.stderr, 0.0, 0
+        self.tty = self.stream.isatty()
+
+    def __call__(self, fraction: float, text: str) -> None:
+        now = time.monotonic()
+        if fraction < 1.0 and now - self.last < (0.1 if self.tty else 3.0):
+            return
+        self.last = now
+        line = f"{100 * fraction:5.1f}%  {text}"
+        self.stream.write("\r" + line.ljust(self.width) if self.tty else line + "\n")
+        self.stream.flush()
+        self.width = len(line) if self.tty else 0
+
+    def close(self) -> None:
+        if self.width:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def run_command(args: argparse.Namespace) -> int:
+    if args.list:
+        print(describe())
+        return 0
+    if args.name not in EXPERIMENTS:
+        raise UsageError(f"experiment {args.name!r} is not known; choose one of {', '.join(EXPERIMENTS)}"
+                         if args.name else f"name an experiment ({', '.join(EXPERIMENTS)}) or use --list")
+    exp = EXPERIMENTS[args.name]
+    try:
+        params = exp.make_params(overrides(exp, args), tiny=args.tiny)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
+    executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
+    stop, progress = threading.Event(), _Progress()
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        result = run_cached(exp.name, params, progress, stop, executor=executor, refresh=args.fresh)
+    except Stopped as e:
+        progress.close()
+        print(str(e), file=sys.stderr)
+        return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+    progress.close()
+    out = args.out or runs_dir() / "experiments" / exp.name
+    paths = save_csv(result, out)
+    source = "from the cache" if result.cached else f"in {result.seconds:.1f}s"
+    print(f"{exp.title} ({exp.name}, {source})\n{exp.question}\nThe seed predicts: {exp.prediction}\n")
+    print(format_table(result.table))
+    print(f"\n{result.verdict}")
+    print(f"CSV written to {out}: {', '.join(p.name for p in paths)}")
+    return 130 if result.partial else 0
+
+
+__all__ = ["add_arguments", "run_command", "UsageError", "parse_value", "format_table"]

@@ -1,0 +1,74 @@
+"""Heads: 4 heads vs 1 at d_model 16 on the notebook's order-detection task (notebook exercise 1)."""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from explorer import figures
+
+from ._order import OrderBase, order_run
+from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
+
+TOLERANCE = 0.02   # "at least as well": within two points of accuracy
+
+
+@dataclass(frozen=True)
+class HeadsParams(OrderBase):
+    """The order-detection setting with positional encoding; `heads` are the conditions compared."""
+
+    seq_len: int = 8
+    heads: tuple[int, ...] = (4, 1)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        whole("seq_len", self.seq_len, 2, 256)
+        if len(self.heads) < 2 or any(not isinstance(h, int) or h < 1 or self.d_model % h for h in self.heads):
+            raise ValueError(f"heads={self.heads!r} must list at least two head counts that divide "
+                             f"d_model={self.d_model}")
+
+
+def _label(h: int) -> str:
+    return f"{h} head" + ("s" if h > 1 else "")
+
+
+def _verdict(p: HeadsParams):
+    def verdict(table) -> tuple[str, bool]:
+        stats = {h: stat(table, _label(h), "accuracy") for h in p.heads}
+        most, fewest = max(p.heads), min(p.heads)
+        holds = stats[most][0] >= stats[fewest][0] - TOLERANCE
+        text = ", ".join(f"{_label(h)} {pct(m, s)}" for h, (m, s, _) in stats.items())
+        return f"{text}: {outcome(holds)} ({_label(most)} at least as accurate as {_label(fewest)})", holds
+    return verdict
+
+
+def run(p: HeadsParams, ctx: Context) -> Result:
+    def work(unit):
+        seed, h = unit
+        return order_run(ctx, p, seed, _label(h), "sinusoidal", h, p.seq_len)
+
+    done = ctx.collect(seed_major(p.seeds, p.heads), work, lambda u: f"seed {u[0]}, {_label(u[1])}")
+    most = max(p.heads)
+    predictions = {(_label(most), "accuracy"): (None, "at least as accurate: heads can specialise")}
+    return build_result(NAME, p, done, predictions, _verdict(p))
+
+
+def draw(r: Result) -> list:
+    series, bands = curve_bands(r.curves, "val_exact")
+    loss, loss_bands = curve_bands(r.curves, "loss")
+    return [bars(r.table, "accuracy", "Order detection with PE: test accuracy by number of heads", "accuracy (%)",
+                 100.0),
+            figures.line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step", "accuracy",
+                               bands=bands),
+            figures.line_chart(loss, "Training loss", "step", "loss", log_y=True, bands=loss_bands)]
+
+
+NAME = "heads"
+EXPERIMENT = Experiment(
+    name=NAME, title="Several heads or one",
+    question="At d_model 16, does splitting attention into 4 heads help over a single head?",
+    prediction="Several heads let one layer track several relationships at once instead of averaging them "
+               "into one pattern, so 4 heads should do at least as well as 1.",
+    source="notebook: multi-head attention, exercise 1",
+    params=HeadsParams, tiny=dataclasses.replace(HeadsParams(), steps=25, seeds=2, n_train=100, n_val=50),
+    run=run, figures=draw)

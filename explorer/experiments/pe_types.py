@@ -1,0 +1,125 @@
+"""Positional encoding types on reversal: sinusoidal, learned, RoPE and none, including length
+generalisation: train on lengths min_len..N, test on N+1..2N (chapter §2.2).
+
+Every type gets the same model, data and steps. The longer test sequences come from the same task
+with another seed; the model's position table (learned PE) is sized for them but never trained there.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from explorer import figures
+from explorer.config import POS_ENCODINGS
+from explorer.training import evaluate
+
+from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
+from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
+
+EXACT_IN, EXACT_OUT, TOKEN_OUT = "exact (trained lengths)", "exact (longer)", "token accuracy (longer)"
+LEARNED_MIN, GENERALISES_MIN, FAILS_MAX = 0.9, 0.5, 0.1
+OOD_SEED = 1000
+
+
+@dataclass(frozen=True)
+class PETypesParams(Seq2SeqBase):
+    encodings: tuple[str, ...] = POS_ENCODINGS
+    min_len: int = 4
+    max_len: int = 8     # N: trained on min_len..N, tested on N+1..2N as well
+    seeds: int = 2       # four encodings: two seeds keep the default near two minutes
+    eval_every: int = 100
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not self.encodings or any(e not in POS_ENCODINGS for e in self.encodings):
+            raise ValueError(f"encodings={self.encodings!r} must list some of {', '.join(POS_ENCODINGS)}")
+        whole("min_len", self.min_len, 1, 128)
+        whole("max_len", self.max_len, self.min_len, 128)
+        if "rope" in self.encodings and (self.d_model // self.n_heads) % 2:
+            raise ValueError(f"RoPE needs an even head dimension; d_model={self.d_model} / n_heads={self.n_heads} "
+                             "is odd")
+
+
+def _unit(ctx: Context, p: PETypesParams, seed: int, pe: str):
+    n = p.max_len
+    task = reversal_task(p, seed, min_len=p.min_len, max_len=n)
+    longer = reversal_task(p, seed + OOD_SEED, min_len=n + 1, max_len=2 * n, n_train=1, n_val=p.eval_examples)
+    model, history = train_seq2seq(ctx, p, task, seed, max_len=2 * n + 2, pos_encoding=pe)
+    inside, outside = evaluate(model, task, p.eval_examples), evaluate(model, longer, p.eval_examples)
+    samples = [dict(condition=pe, seed=seed, metric=m, value=v) for m, v in (
+        (EXACT_IN, inside["val_exact"]), (EXACT_OUT, outside["val_exact"]), (TOKEN_OUT, outside["val_token_acc"]))]
+    curves = [dict(condition=pe, seed=seed, step=r.step, metric="val_exact", value=r.val_exact)
+              for r in history if r.val_exact is not None]
+    return samples, curves
+
+
+def _claims(p: PETypesParams, table) -> list[tuple[str, bool]]:
+    """The chapter's three checkable claims, for the encodings that were measured."""
+    def m(e, metric):
+        return stat(table, e, metric)[0]
+    have, claims = [e for e in p.encodings if stat(table, e, EXACT_IN)[2]], []
+    if "none" in have:
+        claims.append(("without positions reversal fails", m("none", EXACT_IN) <= FAILS_MAX))
+    if "sinusoidal" in have:
+        claims.append(("sinusoidal generalises to unseen lengths", m("sinusoidal", EXACT_OUT) >= GENERALISES_MIN))
+    if "learned" in have:
+        claims.append(("learned cannot", m("learned", EXACT_OUT) <= FAILS_MAX))
+    return claims
+
+
+def _verdict(p: PETypesParams):
+    n = p.max_len
+
+    def verdict(table) -> tuple[str, bool | None]:
+        have = [e for e in p.encodings if stat(table, e, EXACT_IN)[2]]
+
+        def row(metric):
+            return ", ".join(f"{e} {pct(*stat(table, e, metric)[:2])}" for e in have)
+        text = (f"Exact match at trained lengths {p.min_len}-{n}: {row(EXACT_IN)}. On longer ones ({n + 1}-{2 * n}): "
+                f"exact {row(EXACT_OUT)}; tokens {row(TOKEN_OUT)}. ")
+        claims = _claims(p, table)
+        text += ". ".join(f"{claim.capitalize()}: {outcome(ok)}" for claim, ok in claims)
+        slow = [e for e in have if e != "none" and stat(table, e, EXACT_IN)[0] < LEARNED_MIN]
+        if slow:
+            text += f". Below {LEARNED_MIN:.0%} at trained lengths after {p.steps} steps: {', '.join(slow)}"
+        return text, (all(ok for _, ok in claims) if claims else None)
+    return verdict
+
+
+def run(p: PETypesParams, ctx: Context) -> Result:
+    done = ctx.collect(seed_major(p.seeds, p.encodings), lambda u: _unit(ctx, p, *u),
+                       lambda u: f"seed {u[0]}, {u[1]}")
+    predictions = {("none", EXACT_IN): (0.0, "fails: the encoder cannot tell first from last"),
+                   ("sinusoidal", EXACT_OUT): (None, "generalises to unseen lengths"),
+                   ("learned", EXACT_OUT): (0.0, "cannot: positions beyond training are untrained"),
+                   ("rope", EXACT_OUT): (None, "relative positions: principled extrapolation")}
+    for e in ("sinusoidal", "learned", "rope"):
+        predictions[(e, EXACT_IN)] = (1.0, "learns the trained lengths")
+    predictions = {k: v for k, v in predictions.items() if k[0] in p.encodings}
+    return build_result(NAME, p, done, predictions, _verdict(p))
+
+
+def draw(r: Result) -> list:
+    series, bands = curve_bands(r.curves, "val_exact")
+    n = r.params["max_len"]
+    return [bars(r.table, EXACT_IN, f"Exact match at trained lengths ({r.params['min_len']}-{n})",
+                 "exact match (%)", 100.0),
+            bars(r.table, EXACT_OUT, f"Exact match on longer sequences ({n + 1}-{2 * n})", "exact match (%)", 100.0),
+            bars(r.table, TOKEN_OUT, f"Token accuracy on longer sequences ({n + 1}-{2 * n}, teacher forced)",
+                 "token accuracy (%)", 100.0),
+            figures.line_chart(series, "Validation exact match while training (trained lengths)", "step",
+                               "exact match", bands=bands)]
+
+
+NAME = "pe-types"
+EXPERIMENT = Experiment(
+    name=NAME, title="Sinusoidal, learned, RoPE or no positional encoding",
+    question="How do the positional encodings compare on reversal, and which of them still work on "
+             "sequences longer than any seen in training?",
+    prediction="Without positions reversal is impossible; sinusoidal, learned and RoPE all learn it. Sinusoidal "
+               "PE generalises to unseen lengths, learned PE cannot, RoPE extrapolates on principle.",
+    source="chapter §2.2 (sinusoidal, learned, RoPE) and its summary",
+    params=PETypesParams, tiny=dataclasses.replace(PETypesParams(), steps=20, seeds=1, eval_every=0,
+                                                   eval_examples=10, d_model=16, n_layers=1),
+    run=run, figures=draw)

@@ -1,0 +1,208 @@
+"""Running experiments, and the on-disk cache that lets the next visitor see a result at once.
+
+A result is cached per configuration: the key hashes the experiment's name and version, its
+parameters and CODE_VERSION. Each entry is a folder of plain files,
+
+    <cache>/<name>/<key>/result.json     name, params, verdict, holds, seconds, column types
+                         table.csv, samples.csv, curves.csv, extra-<frame>.csv
+
+written to a temporary folder and renamed into place, so a reader never sees half an entry.
+Figures are not stored: they are rebuilt from the frames. Stopped (partial) runs are not cached.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import os
+import shutil
+import tempfile
+import threading
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pandas as pd
+import torch
+
+from explorer.runs import runs_dir
+
+from .base import Context, Experiment, ProgressFn, Result, Stopped
+
+CODE_VERSION = 1   # bump when a change anywhere makes every cached result wrong
+RESULT_FILE = "result.json"
+_FRAMES = ("table", "samples", "curves")
+
+
+def experiment(name: str) -> Experiment:
+    from . import EXPERIMENTS  # the registry imports this module
+
+    if name not in EXPERIMENTS:
+        raise ValueError(f"no experiment named {name!r}; choose one of {', '.join(EXPERIMENTS)}")
+    return EXPERIMENTS[name]
+
+
+def resolve_params(exp: Experiment, params=None):
+    """None -> the defaults; a dict -> the defaults with those fields changed; a params instance as is."""
+    if params is None or isinstance(params, dict):
+        return exp.make_params(params)
+    if not isinstance(params, exp.params):
+        raise ValueError(f"params for {exp.name!r} must be a dict or a {exp.params.__name__}, "
+                         f"not {type(params).__name__}")
+    return params
+
+
+def cache_key(name: str, params=None) -> str:
+    exp = experiment(name)
+    p = dataclasses.asdict(resolve_params(exp, params))
+    blob = json.dumps({"name": name, "version": exp.version, "code": CODE_VERSION, "params": p}, sort_keys=True)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cache_root(cache_dir: str | Path | None = None) -> Path:
+    return Path(cache_dir) if cache_dir is not None else runs_dir() / "experiments" / "cache"
+
+
+def cache_path(name: str, params=None, cache_dir: str | Path | None = None) -> Path:
+    return cache_root(cache_dir) / name / cache_key(name, params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Running
+# ---------------------------------------------------------------------------------------------
+
+def with_figures(result: Result) -> Result:
+    return dataclasses.replace(result, figures=tuple(experiment(result.name).figures(result)))
+
+
+def run(name: str, params=None, progress: ProgressFn | None = None, stop: threading.Event | None = None,
+        executor=None) -> Result:
+    """Run one experiment now (no cache). A stop keeps the finished seeds (`partial=True`);
+    Stopped is raised if none had finished."""
+    exp = experiment(name)
+    p = resolve_params(exp, params)
+    ctx = Context(progress, stop, executor)
+    threads, start = torch.get_num_threads(), time.perf_counter()
+    torch.set_num_threads(1)  # an experiment is a one-core job: it leaves a core to the app (or another job)
+    try:
+        result = exp.run(p, ctx)
+    finally:
+        torch.set_num_threads(threads)
+    if ctx.stopped and result.samples.empty:
+        raise Stopped(f"experiment {name!r} was stopped before any run finished")
+    verdict = f"Stopped early, partial result: {result.verdict}" if ctx.stopped else result.verdict
+    result = dataclasses.replace(result, seconds=time.perf_counter() - start, partial=ctx.stopped,
+                                 verdict=verdict)
+    return with_figures(result)
+
+
+def cached(name: str, params=None, cache_dir: str | Path | None = None) -> Result | None:
+    """The cached result for this configuration, with figures, or None."""
+    path = cache_path(name, params, cache_dir)
+    if not (path / RESULT_FILE).is_file():
+        return None
+    try:
+        return with_figures(dataclasses.replace(load_result(path), cached=True))
+    except (OSError, ValueError, KeyError, pd.errors.ParserError):  # a damaged entry is a miss
+        return None
+
+
+def run_cached(name: str, params=None, progress: ProgressFn | None = None, stop: threading.Event | None = None,
+               cache_dir: str | Path | None = None, executor=None, refresh: bool = False) -> Result:
+    """The cached result if there is one (unless `refresh`), else run, cache and return it."""
+    if not refresh:
+        hit = cached(name, params, cache_dir)
+        if hit is not None:
+            if progress is not None:
+                progress(1.0, "loaded from cache")
+            return hit
+    result = run(name, params, progress, stop, executor)
+    if not result.partial:
+        _store(result, cache_path(name, result.params, cache_dir), replace=refresh)
+    return result
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+# ---------------------------------------------------------------------------------------------
+
+def _frames(result: Result) -> dict[str, pd.DataFrame]:
+    out = {"table": result.table, "samples": result.samples}
+    if result.curves is not None:
+        out["curves"] = result.curves
+    out.update({f"extra-{k}": v for k, v in result.extra.items()})
+    return out
+
+
+def _kind(dtype) -> str:
+    return "int" if pd.api.types.is_integer_dtype(dtype) else (
+        "float" if pd.api.types.is_numeric_dtype(dtype) else "str")
+
+
+def save_csv(result: Result, folder: str | Path) -> list[Path]:
+    """Write every frame as CSV plus result.json (verdict, params, column types); returns the paths."""
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths, types = [], {}
+    for key, df in _frames(result).items():
+        path = folder / f"{key}.csv"
+        df.to_csv(path, index=False)
+        paths.append(path)
+        types[key] = {c: _kind(df[c].dtype) for c in df.columns}
+    meta = {"name": result.name, "params": result.params, "verdict": result.verdict, "holds": result.holds,
+            "seconds": result.seconds, "partial": result.partial, "code_version": CODE_VERSION,
+            "version": experiment(result.name).version, "frames": types,
+            "created": datetime.now(UTC).isoformat(timespec="seconds")}
+    (folder / RESULT_FILE).write_text(json.dumps(meta, indent=1))
+    return [*paths, folder / RESULT_FILE]
+
+
+def _read(path: Path, types: dict) -> pd.DataFrame:
+    if not types:
+        return pd.DataFrame()
+    df = pd.read_csv(path, keep_default_na=False, na_values=[""],
+                     dtype={c: str for c, k in types.items() if k == "str"})
+    for c, k in types.items():
+        if k == "str":
+            df[c] = df[c].fillna("")
+        elif k == "int":
+            df[c] = df[c].astype("int64")
+        else:
+            df[c] = df[c].astype(float)
+    return df[list(types)]
+
+
+def load_result(folder: str | Path) -> Result:
+    """Read back what save_csv wrote (without figures)."""
+    folder = Path(folder)
+    meta = json.loads((folder / RESULT_FILE).read_text())
+    types = meta["frames"]
+    frames = {k: _read(folder / f"{k}.csv", t) for k, t in types.items()}
+    extra = {k[len("extra-"):]: v for k, v in frames.items() if k.startswith("extra-")}
+    return Result(name=meta["name"], table=frames["table"], samples=frames["samples"], curves=frames.get("curves"),
+                  verdict=meta["verdict"], holds=meta["holds"], params=meta["params"], seconds=meta["seconds"],
+                  extra=extra, partial=meta.get("partial", False))
+
+
+def _store(result: Result, path: Path, replace: bool = False) -> None:
+    """Write the entry next to its place and rename it in; an existing entry wins unless `replace`."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{path.name}-", dir=path.parent))
+    tmp.chmod(0o755)  # mkdtemp makes it private; a cache entry is for every visitor
+    old = path.parent / f"{tmp.name}-old"
+    try:
+        save_csv(result, tmp)
+        if replace and path.exists():
+            os.replace(path, old)
+        try:
+            os.replace(tmp, path)
+        except OSError:  # another visitor stored the same configuration first
+            pass
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+        shutil.rmtree(old, ignore_errors=True)
+
+
+__all__ = ["CODE_VERSION", "experiment", "resolve_params", "cache_key", "cache_root", "cache_path", "run",
+           "run_cached", "cached", "save_csv", "load_result", "with_figures"]

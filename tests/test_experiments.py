@@ -1,0 +1,169 @@
+"""The experiments: every one runs end to end at its tiny budget, the claims that must show at a small
+budget do, results survive the cache and CSV, the sweep fills its grid, and the CLI writes CSV."""
+
+import dataclasses
+import json
+import math
+import threading
+
+import pandas as pd
+import plotly.graph_objects as go
+import pytest
+import torch
+
+from explorer.cli import main
+from explorer.experiments import (
+    CURVE_COLUMNS,
+    EXPERIMENTS,
+    SAMPLE_COLUMNS,
+    TABLE_COLUMNS,
+    ProcessExecutor,
+    SerialExecutor,
+    Stopped,
+    cache_path,
+    cached,
+    load_result,
+    run,
+    run_cached,
+    save_csv,
+)
+from explorer.experiments.norm import NormParams, init_gradients
+
+_RESULTS: dict = {}
+
+
+def tiny(name):
+    """Each experiment's tiny run, computed once for the whole file (no cache involved)."""
+    if name not in _RESULTS:
+        exp = EXPERIMENTS[name]
+        seen = []
+        _RESULTS[name] = (run(name, exp.tiny, progress=lambda f, t: seen.append(f), executor=SerialExecutor()), seen)
+    return _RESULTS[name]
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_tiny_budget_gives_the_documented_result(name, tmp_path):
+    exp = EXPERIMENTS[name]
+    assert exp.question.endswith("?") and exp.prediction and exp.title and exp.source
+    result, seen = tiny(name)
+    assert list(result.table.columns) == list(TABLE_COLUMNS) and len(result.table) >= 2
+    assert list(result.samples.columns) == list(SAMPLE_COLUMNS)
+    assert (result.table["n"] >= 1).all() and (result.table["std"] >= 0).all()
+    assert result.curves is None or list(result.curves.columns) == list(CURVE_COLUMNS)
+    assert result.figures and all(isinstance(f, go.Figure) for f in result.figures)
+    for fig in result.figures:
+        json.loads(fig.to_json())
+    assert result.verdict and result.holds in (True, False, None) and not result.partial
+    assert result.params == dataclasses.asdict(exp.tiny) and result.seconds > 0
+    assert seen and seen[-1] == 1.0 and all(0 <= f <= 1 for f in seen)
+    # CSV round trip: the same frames come back and draw the same number of figures
+    save_csv(result, tmp_path)
+    back = load_result(tmp_path)
+    pd.testing.assert_frame_equal(back.table, result.table, check_dtype=False)
+    pd.testing.assert_frame_equal(back.samples, result.samples, check_dtype=False)
+    for key, frame in result.extra.items():
+        pd.testing.assert_frame_equal(back.extra[key].reset_index(drop=True), frame.reset_index(drop=True),
+                                      check_dtype=False)
+    assert len(exp.figures(back)) == len(result.figures) and back.verdict == result.verdict
+
+
+def test_order_detection_needs_positional_encoding_even_at_a_small_budget():
+    table = tiny("pe-order")[0].table
+    acc = table[table["metric"] == "accuracy"].set_index("condition")["mean"]
+    assert acc["with PE"] >= 0.9 and acc["without PE"] <= 0.7
+
+
+def test_pre_ln_gradients_are_more_even_across_12_layers_than_post_ln():
+    p = NormParams(init_layers=12)
+    ratio = {norm: [] for norm in ("pre", "post")}
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        for norm in ratio:
+            for seed in range(3):
+                params, inputs = init_gradients(p, norm, seed)
+                assert len(params) == len(inputs) == 12 and min(params) > 0
+                ratio[norm].append(max(params) / min(params))
+    finally:
+        torch.set_num_threads(threads)
+    assert sum(ratio["pre"]) < sum(ratio["post"])
+
+
+def test_the_cache_returns_a_stored_result_without_running(tmp_path, monkeypatch):
+    calls = []
+    exp = EXPERIMENTS["pe-order"]
+
+    def counting(p, ctx):
+        calls.append(p)
+        return exp.run(p, ctx)
+
+    monkeypatch.setitem(EXPERIMENTS, "pe-order", dataclasses.replace(exp, run=counting))
+    small = {"steps": 5, "seeds": 1, "n_train": 50, "n_val": 20}
+    assert cached("pe-order", small, cache_dir=tmp_path) is None
+    first = run_cached("pe-order", small, cache_dir=tmp_path)
+    second = run_cached("pe-order", small, cache_dir=tmp_path)
+    assert len(calls) == 1 and not first.cached and second.cached
+    pd.testing.assert_frame_equal(second.table, first.table, check_dtype=False)
+    pd.testing.assert_frame_equal(second.curves, first.curves, check_dtype=False)
+    assert second.verdict == first.verdict and len(second.figures) == len(first.figures)
+    run_cached("pe-order", {**small, "seeds": 2}, cache_dir=tmp_path)  # another configuration: runs
+    assert len(calls) == 2
+    run_cached("pe-order", small, cache_dir=tmp_path, refresh=True)
+    assert len(calls) == 3
+
+
+def test_a_stop_keeps_finished_seeds_and_is_not_cached(tmp_path):
+    stop = threading.Event()
+
+    def progress(fraction, text):
+        if "(2/" in text:  # the second unit has started: stop inside it
+            stop.set()
+
+    params = {"steps": 20, "seeds": 2, "n_train": 50, "n_val": 20}
+    result = run_cached("pe-order", params, progress=progress, stop=stop, cache_dir=tmp_path)
+    assert result.partial and "Stopped early" in result.verdict
+    assert set(result.samples["condition"]) == {"with PE"} and (result.table["n"] == 1).all()
+    assert not cache_path("pe-order", params, tmp_path).exists()
+    with pytest.raises(Stopped):
+        run("pe-order", params, stop=stop)  # already set: nothing finishes
+
+
+def test_sweep_fills_its_grid_and_reports_invalid_cells():
+    p = EXPERIMENTS["sweep"].make_params({"x_values": (16, 32), "y_values": (1, 2, 3)}, tiny=True)
+    result = run("sweep", p, executor=SerialExecutor())
+    grid = result.extra["grid"]
+    assert len(result.table) == 6 and len(grid) == 6
+    bad = grid[(grid["x"] == 16) & (grid["y"] == 3)]  # 16 is not divisible by 3 heads
+    assert math.isnan(bad["value"].iloc[0]) and "n_heads" in bad["error"].iloc[0]
+    assert grid["value"].notna().sum() == 4 and "could not run" in result.verdict
+    z = result.figures[0].data[0].z
+    assert len(z) == 3 and len(z[0]) == 2  # rows: y values, columns: x values
+
+
+def test_process_executor_returns_every_cell():
+    assert sorted(ProcessExecutor(max_workers=1).map(math.sqrt, [1.0, 4.0, 9.0])) == [1.0, 2.0, 3.0]
+
+
+def test_params_name_the_bad_field():
+    exp = EXPERIMENTS["pe-order"]
+    with pytest.raises(ValueError, match="seeds"):
+        exp.make_params({"seeds": 0})
+    with pytest.raises(ValueError, match="no parameter"):
+        exp.make_params({"colour": "red"})
+    with pytest.raises(ValueError, match="x_axis and y_axis"):
+        EXPERIMENTS["sweep"].make_params({"y_axis": "d_model"})
+
+
+def test_cli_tiny_writes_csv_and_prints_the_verdict(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path))
+    out = tmp_path / "csv"
+    assert main(["experiment", "heads", "--tiny", "--seeds", "1", "--set", "steps=5", "--out", str(out)]) == 0
+    printed = capsys.readouterr()
+    table = pd.read_csv(out / "table.csv")
+    assert list(table.columns) == list(TABLE_COLUMNS) and set(table["condition"]) == {"4 heads", "1 head"}
+    assert (table["n"] == 1).all() and not pd.read_csv(out / "curves.csv").empty
+    assert "4 heads" in printed.out and json.loads((out / "result.json").read_text())["verdict"] in printed.out
+    assert "%" in printed.err  # progress went to stderr
+    assert main(["experiment", "heads", "--tiny", "--set", "steps=many"]) == 2
+    assert main(["experiment", "nonsense"]) == 2
+    assert main(["experiment", "--list"]) == 0 and "pe-order" in capsys.readouterr().out
