@@ -16,6 +16,7 @@ ui.init_state()
 page = st.navigation([st.Page(file, title=title, url_path=url, icon=icon, default=(i == 0))
                       for i, (file, title, url, icon) in enumerate(PAGE_SPECS)])
 with st.sidebar:
+    ui.job_status(page)  # this session's training run, on every page
     ui.model_picker()
 with app_frame():
     page.run()

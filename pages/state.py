@@ -36,6 +36,28 @@ _PENDING = "_pending_selection"   # (source, name) the sidebar adopts on the nex
 PE_TYPE, PE_D_MODEL, PE_POSITIONS, PE_BASE = "pe_type", "pe_d_model", "pe_positions", "pe_base"
 PE_STACK = "pe_stack"             # encoder or decoder table, for a model with two learned tables
 ARCH_BATCH, ARCH_SEQ = "arch_batch", "arch_seq"
+# Attention and Outputs pages: the input both inspect (shared, so one example follows you across them)
+INSPECT_MODE, INSPECT_INDEX, INSPECT_TEXT = "inspect_mode", "inspect_index", "inspect_text"
+INSPECT_TEACHER, INSPECT_PAD = "inspect_teacher", "inspect_pad"
+ATT_KIND, ATT_REF, ATT_LAYER, ATT_HEAD = "att_kind", "att_ref", "att_layer", "att_head"
+ATT_MOSAIC = "att_mosaic"         # the mosaic chart's selection (clicking a tile focuses that head)
+ATT_FOCUS_FOR = "_att_focus_for"  # (model, kind, reference) the focused head was picked for
+OUT_TOP_K, OUT_BEAM, OUT_PENALTY = "out_top_k", "out_beam_k", "out_length_penalty"
+OUT_NEW, OUT_TEMPERATURE, OUT_SEED = "out_new_chars", "out_temperature", "out_seed"
+# Train page: the training settings (bound to the URL like the config), this session's job, the live view
+TRAIN_STEPS, TRAIN_BATCH, TRAIN_LR, TRAIN_WARMUP = "train_steps", "train_batch", "train_lr", "train_warmup"
+TRAIN_SCHEDULE, TRAIN_SMOOTHING, TRAIN_CLIP = "train_schedule", "train_smoothing", "train_clip"
+TRAIN_SEED, TRAIN_THREADS = "train_seed", "train_threads"
+JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
+TRAIN_LAYER, TRAIN_HEAD, TRAIN_FRAME = "train_layer", "train_head", "train_frame"  # attention view, time-lapse
+_JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
+TRAIN_ERROR = "_train_error"      # why the last Train / Resume click was refused, shown once
+# Gradients page: the at-initialisation study and the two runs compared over training
+GRAD_LAYERS, GRAD_D_MODEL, GRAD_SEED, GRAD_WHAT = "grad_layers", "grad_d_model", "grad_seed", "grad_what"
+GRAD_RUN_A, GRAD_RUN_B = "grad_run_a", "grad_run_b"
+# Runs page: the table's selection, the curves shown, the run waiting for a delete confirmation
+RUNS_TABLE, RUNS_METRICS, RUNS_ONLY_DIFF = "runs_table", "runs_metrics", "runs_only_diff"
+RUNS_EXPORT, RUNS_DELETE, RUNS_ERROR = "runs_export", "_runs_delete", "_runs_error"
 
 DEFAULT_TASK = "reversal-fast"
 UNTRAINED_SEED = 0
@@ -51,6 +73,10 @@ RANGES = {"d_model": (4, 512), "n_heads": (1, 16), "n_encoder_layers": (1, 6), "
 D_FF_OPTIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 PAGE_NUMBERS = {  # key -> (min, max, default) of the number inputs of one page
     PE_D_MODEL: (2, 512, 64), PE_POSITIONS: (2, 512, 100), ARCH_BATCH: (1, 4096, 32), ARCH_SEQ: (1, 8192, 64)}
+PAGE_NUMBERS.update({  # Train and Gradients pages
+    TRAIN_STEPS: (1, 100_000, 300), TRAIN_BATCH: (1, 1024, 64), TRAIN_LR: (1e-5, 10.0, 3e-3),
+    TRAIN_WARMUP: (0, 100_000, 30), TRAIN_SMOOTHING: (0.0, 0.5, 0.0), TRAIN_CLIP: (0.0, 100.0, 1.0),
+    TRAIN_SEED: (0, 2**31 - 1, 0), TRAIN_THREADS: (1, 2, 1), GRAD_LAYERS: (2, 48, 12), GRAD_SEED: (0, 9999, 0)})
 
 # Display names of option values. A bound selection widget writes the *label* into the URL
 # (?cfg_norm=Post-LN), so reading a value off the URL maps labels back to options.

@@ -62,3 +62,66 @@ __all__ = [
     "human_bytes", "init_state", "layers_text", "load_task", "model_facts", "model_picker", "select_run",
     "selected_model", "state_value", "task_blurb", "task_from", "task_picker", "untrained_model",
 ]
+
+# Attention and Outputs pages: their session keys, input picker and cached computations.
+from pages import inspecting  # noqa: E402
+from pages.state import (  # noqa: E402
+    ATT_FOCUS_FOR,
+    ATT_HEAD,
+    ATT_KIND,
+    ATT_LAYER,
+    ATT_MOSAIC,
+    ATT_REF,
+    INSPECT_INDEX,
+    INSPECT_MODE,
+    INSPECT_PAD,
+    INSPECT_TEACHER,
+    INSPECT_TEXT,
+    OUT_BEAM,
+    OUT_NEW,
+    OUT_PENALTY,
+    OUT_SEED,
+    OUT_TEMPERATURE,
+    OUT_TOP_K,
+)
+
+__all__ += ["inspecting", "ATT_FOCUS_FOR", "ATT_HEAD", "ATT_KIND", "ATT_LAYER", "ATT_MOSAIC", "ATT_REF",
+            "INSPECT_INDEX", "INSPECT_MODE", "INSPECT_PAD", "INSPECT_TEACHER", "INSPECT_TEXT", "OUT_BEAM", "OUT_NEW",
+            "OUT_PENALTY", "OUT_SEED", "OUT_TEMPERATURE", "OUT_TOP_K"]
+
+# Train, Gradients and Runs pages: their session keys, the sidebar's job status, the run list.
+from pages.sources import load_run, run_names  # noqa: E402
+from pages.state import (  # noqa: E402
+    GRAD_D_MODEL,
+    GRAD_LAYERS,
+    GRAD_RUN_A,
+    GRAD_RUN_B,
+    GRAD_SEED,
+    GRAD_WHAT,
+    JOB,
+    RUNS_DELETE,
+    RUNS_ERROR,
+    RUNS_EXPORT,
+    RUNS_METRICS,
+    RUNS_ONLY_DIFF,
+    RUNS_TABLE,
+    TRAIN_BATCH,
+    TRAIN_CLIP,
+    TRAIN_FRAME,
+    TRAIN_HEAD,
+    TRAIN_LAYER,
+    TRAIN_LR,
+    TRAIN_SCHEDULE,
+    TRAIN_SEED,
+    TRAIN_SMOOTHING,
+    TRAIN_STEPS,
+    TRAIN_THREADS,
+    TRAIN_WARMUP,
+)
+from pages.training_ui import job_status  # noqa: E402
+
+__all__ += ["load_run", "run_names", "job_status", "GRAD_D_MODEL", "GRAD_LAYERS", "GRAD_RUN_A", "GRAD_RUN_B",
+            "GRAD_SEED", "GRAD_WHAT", "JOB", "RUNS_DELETE", "RUNS_ERROR", "RUNS_EXPORT", "RUNS_METRICS",
+            "RUNS_ONLY_DIFF", "RUNS_TABLE", "TRAIN_BATCH", "TRAIN_CLIP", "TRAIN_FRAME", "TRAIN_HEAD", "TRAIN_LAYER",
+            "TRAIN_LR", "TRAIN_SCHEDULE", "TRAIN_SEED", "TRAIN_SMOOTHING", "TRAIN_STEPS", "TRAIN_THREADS",
+            "TRAIN_WARMUP"]

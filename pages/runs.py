@@ -1,0 +1,182 @@
+"""Runs: every run of this session and on disk; compare curves and configs, export, delete."""
+
+from dataclasses import dataclass
+
+import pandas as pd
+import streamlit as st
+
+from explorer import figures, runs
+from explorer.tasks import TASK_PRESETS
+from pages import training_ui as tu
+from pages import ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
+
+HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
+METRICS = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "train accuracy",
+           "val_token_acc": "validation accuracy", "val_exact": "validation exact match", "lr": "learning rate",
+           "grad_norm": "gradient norm", "entropy": "output entropy"}
+
+
+@dataclass(frozen=True)
+class Run:
+    name: str
+    where: str                   # "disk", "session" or "both"
+    config: dict                 # {"task": {...}, "model": {...}, "train": {...}}
+    info: runs.RunInfo | None    # None for a run that lives in this session only
+    session: ui.SelectedModel | None
+
+
+def preset_of(task: dict) -> str:
+    for name, preset in TASK_PRESETS.items():
+        if preset.to_dict() == task:
+            return name
+    return task.get("name", "?")
+
+
+def collect() -> list[Run]:
+    """Runs on disk (newest first), then runs that live in this session only."""
+    session = st.session_state.get(ui.SESSION_RUNS, {})
+    out = [Run(i.name, "both" if i.name in session else "disk", {"task": i.task, "model": i.model, "train": i.train},
+               i, session.get(i.name)) for i in runs.list_runs()]
+    on_disk = {r.name for r in out}
+    for name, sel in session.items():
+        if name not in on_disk:
+            cfg = {"task": sel.task.cfg.to_dict(), "model": sel.config.to_dict(), "train": {}}
+            out.append(Run(name, "session", cfg, None, sel))
+    return out
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def _disk_history(path: str, created: str) -> pd.DataFrame:
+    """A saved run's metrics.csv (`created` tells apart a run saved again under the same name)."""
+    try:
+        return pd.read_csv(f"{path}/{runs.METRICS_FILE}")
+    except (OSError, pd.errors.EmptyDataError):
+        return pd.DataFrame()
+
+
+def history(run: Run) -> pd.DataFrame:
+    if run.session is not None and run.session.history is not None:
+        return run.session.history
+    return _disk_history(str(run.info.path), run.info.created) if run.info is not None else pd.DataFrame()
+
+
+def table_row(run: Run) -> dict:
+    m, t, i = run.config["model"], run.config["train"], run.info
+    layers = {"encoder": f"{m['n_encoder_layers']}", "decoder": f"{m['n_decoder_layers']}"}.get(
+        m["arch"], f"{m['n_encoder_layers']} + {m['n_decoder_layers']}")
+    final = i.final if i is not None else {}
+    return {"Run": run.name, "Saved": {"both": "disk + session", "disk": "disk", "session": "session only"}[run.where],
+            "Task": preset_of(run.config["task"]), "d_model": m["d_model"], "Heads": m["n_heads"], "Layers": layers,
+            "Norm": ui.NORM_LABELS.get(m["norm"], m["norm"]), "Positions": ui.PE_LABELS.get(m["pos_encoding"], "?"),
+            "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
+            "Loss": final.get("loss"), "Val loss": final.get("val_loss"), "Exact": final.get("val_exact"),
+            "Time (s)": round(i.duration, 1) if i is not None else None,
+            "Created": i.created[:19].replace("T", " ") if i is not None else ""}
+
+
+def differences(chosen: list[Run]) -> None:
+    flat = {r.name: {f"{part}.{k}": str(v) for part, d in r.config.items() for k, v in d.items()} for r in chosen}
+    df = pd.DataFrame(flat).fillna("—")
+    differ = df.nunique(axis=1) > 1
+    only = st.toggle("Only the settings that differ", value=True, key=ui.RUNS_ONLY_DIFF, disabled=len(chosen) < 2)
+    if only and len(chosen) > 1:
+        df = df[differ]
+        if df.empty:
+            st.caption("These runs share every setting (a different seed would show here).")
+            return
+    styled = df.style.apply(lambda row: [HIGHLIGHT if differ[row.name] else ""] * len(row), axis=1)
+    st.dataframe(styled, width="stretch", height=min(600, 38 + 35 * len(df)))
+
+
+def compare(chosen: list[Run]) -> None:
+    st.subheader("Compare")
+    frames = {r.name: tu.thin(history(r)) for r in chosen}
+    left, right = st.columns(2)
+    with left:
+        picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
+                                key=ui.RUNS_METRICS)
+        ui.chart(figures.training_curves(frames, metrics=picked or ["loss"], title="Training curves"),
+                 key="runs_curves_chart")
+    with right:
+        st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
+                   "next-character accuracy (char LM).")
+        fig = figures.training_curves(frames, metrics=["val_exact"], title="Validation exact match")
+        ui.chart(fig.update_yaxes(range=[0, 1.02]), key="runs_exact_chart")
+    st.markdown("**Configuration** (highlighted: differs between the selected runs)")
+    differences(chosen)
+
+
+def export(chosen: list[Run]) -> None:
+    st.subheader("Export or delete")
+    names = [r.name for r in chosen]
+    if st.session_state.get(ui.RUNS_EXPORT) not in names:
+        st.session_state.pop(ui.RUNS_EXPORT, None)
+    name = st.selectbox("Run", names, key=ui.RUNS_EXPORT)
+    run = next(r for r in chosen if r.name == name)
+    row = st.container(horizontal=True)
+    hist = history(run)
+    row.download_button("Metrics (CSV)", lambda: hist.to_csv(index=False), file_name=f"{name}-metrics.csv",
+                        mime="text/csv", key="runs_csv", icon=":material/download:", on_click="ignore",
+                        disabled=hist.empty)
+    if run.info is not None:
+        path = run.info.path
+        row.download_button("Checkpoint (zip)", lambda: tu.run_archive(path), file_name=f"{name}.zip",
+                            mime="application/zip", key="runs_zip", icon=":material/folder_zip:",
+                            on_click="ignore", help="The run's folder: weights (safetensors), meta.json, metrics.")
+    row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,))
+
+
+def ask_delete(name: str) -> None:
+    st.session_state[ui.RUNS_DELETE] = name
+
+
+def do_delete(name: str) -> None:
+    st.session_state.pop(ui.RUNS_DELETE, None)
+    error = tu.delete_run(name)
+    if error:
+        st.session_state[ui.RUNS_ERROR] = error
+    else:
+        st.toast(f"Deleted run {name}.", icon=":material/delete:")
+
+
+def confirm_delete() -> None:
+    error = st.session_state.pop(ui.RUNS_ERROR, None)
+    if error:
+        st.error(error, icon=":material/error:")
+    name = st.session_state.get(ui.RUNS_DELETE)
+    if name is None:
+        return
+    with st.container(border=True):
+        st.warning(f"Delete run **{name}**? Its folder on disk and its place in the sidebar go; this cannot "
+                   "be undone.", icon=":material/delete:")
+        row = st.container(horizontal=True)
+        row.button("Yes, delete", key="runs_delete_yes", type="primary", on_click=do_delete, args=(name,))
+        row.button("Cancel", key="runs_delete_no", on_click=lambda: st.session_state.pop(ui.RUNS_DELETE, None))
+
+
+st.title("Runs")
+st.markdown("Every run trained in this session or saved on disk. Tick rows to overlay their curves and "
+            "see where their settings differ.")
+confirm_delete()
+all_runs = collect()
+job = tu.current_job()
+if job is not None and not job.ended:
+    st.caption(f"Run **{job.name}** is training now; it appears here when it stops.")
+if not all_runs:
+    st.info("No runs yet: train one on the **Train** page.", icon=":material/model_training:")
+else:
+    table = pd.DataFrame([table_row(r) for r in all_runs])
+    col = st.column_config
+    event = st.dataframe(table, key=ui.RUNS_TABLE, on_select="rerun", selection_mode="multi-row", hide_index=True,
+                         width="stretch", column_config={
+                             "lr": col.NumberColumn(format="%.0e"), "Loss": col.NumberColumn(format="%.3f"),
+                             "Val loss": col.NumberColumn(format="%.3f"),
+                             "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")})
+    rows = [i for i in event.selection.rows if i < len(all_runs)]
+    chosen = [all_runs[i] for i in rows] or all_runs[:1]
+    if not rows:
+        st.caption(f"Showing the newest run, **{chosen[0].name}**: tick rows in the table to compare several.")
+    compare(chosen)
+    export(chosen)

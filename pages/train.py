@@ -1,0 +1,205 @@
+"""Train: train the configured model on a toy task in the background and watch it learn live."""
+
+import streamlit as st
+
+from explorer import figures
+from explorer.gradients import grad_norm_table
+from explorer.inspect import ATTENTION_KINDS
+from explorer.jobs import TrainingJob, pool_counts
+from explorer.training import AttentionSnapshot
+from pages import training_ui as tu
+from pages import ui
+
+ui.require_app()  # a deep link on a fresh server: rerun through app.py
+
+CURVES = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "train accuracy",
+          "val_token_acc": "validation accuracy", "val_exact": "validation exact match"}
+ACCURACY = {"seq2seq": ("token_acc", "val_token_acc", "val_exact"), "classify": ("token_acc", "val_token_acc"),
+            "lm": ("token_acc", "val_token_acc")}
+EXACT_LABEL = {"seq2seq": "Exact match", "classify": "Accuracy", "lm": "Next-char accuracy"}
+STACK = {"cross": "dec", "enc_self": "enc", "dec_self": "dec"}
+MAX_GRAD_STEPS = 200
+
+
+# ----------------------------------------------------------------------------------- controls
+def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
+    """Train / Stop / Resume / Use this model. Callbacks act before the page draws, so the buttons
+    below already show the new state."""
+    active = job is not None and not job.ended
+    ready = cfg is not None and train_cfg is not None
+    refused = None
+    if ready:
+        estimate, refused = tu.budget_text(cfg, train_cfg, task)
+        st.caption(estimate)
+    if refused:
+        st.error(refused, icon=":material/block:")
+    finished = job is not None and job.status == "finished"
+    more = train_cfg.steps if train_cfg is not None else 0
+    offered = tu.offered_run(job) if job is not None else None
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=tu.on_train,
+               disabled=active or not ready or refused is not None,
+               help="Start a new run with the settings above, from fresh weights.")
+    row.button("Stop", key="train_stop", icon=":material/stop:", on_click=tu.on_stop, disabled=not active,
+               help="Stop after the current step; the weights and curves are kept and saved.")
+    row.button(f"Train {more:,} more steps" if finished else "Resume", key="train_resume", icon=":material/resume:",
+               on_click=tu.on_resume, args=(more if finished else None,),
+               disabled=job is None or job.status not in ("stopped", "finished") or (finished and not more),
+               help="Continue this run from where it stopped, with its own settings.")
+    row.button("Use this model", key="train_use", icon=":material/check:", on_click=ui.select_run, args=(offered,),
+               disabled=offered is None, help="Select this run in the sidebar, so every page looks inside it.")
+    running, waiting = pool_counts()
+    row.caption(f"Server: {running} training, {waiting} waiting")
+    error = tu.take_error()
+    if error:
+        st.error(error, icon=":material/error:")
+    if job is not None and cfg is not None and (job.model.cfg != cfg or job.task.cfg != task.cfg):
+        st.caption("The settings above differ from the run below: **Train** starts a new run with them, "
+                   "**Resume** continues the run below with its own.")
+
+
+# ---------------------------------------------------------------------------------- live view
+def status(job: TrainingJob) -> None:
+    state, message = job.status, job.message
+    message = message[:1].upper() + message[1:]
+    if state == "queued":
+        pos = job.progress().queue_position or 1
+        st.info(f"**Waiting: position {pos} in the queue.** Every training slot on this server is busy; "
+                "the run starts by itself when one frees up (Stop leaves the queue).",
+                icon=":material/hourglass_top:")
+    elif state == "running":
+        st.progress(job.progress().fraction, text=tu.progress_text(job))
+    elif state == "finished":
+        st.success(f"{message}.", icon=":material/check_circle:")
+    elif state == "stopped":
+        st.info(f"{message}. **Resume** continues from here.", icon=":material/pause_circle:")
+    elif state == "diverged":
+        st.error(f"**The loss diverged.** {message}. Lower the learning rate or raise the warmup, then "
+                 "train again.", icon=":material/warning:")
+    else:
+        st.error(f"Training failed: {message}", icon=":material/error:")
+
+
+def numbers(job: TrainingJob, hist) -> None:
+    p = job.progress()
+    last = hist.iloc[-1]
+    val = hist.dropna(subset=["val_exact"]) if "val_exact" in hist else hist.iloc[:0]
+    row = st.container(horizontal=True)
+    row.metric("Step", f"{p.step:,} / {p.total:,}", border=True, width="content")
+    row.metric("Steps / s", f"{p.steps_per_s:.1f}" if p.steps_per_s else "—", border=True, width="content")
+    row.metric("Time", f"{p.elapsed_s:.0f} s", border=True, width="content")
+    row.metric("Train loss", f"{last['loss']:.3f}", border=True, width="content")
+    if len(val):
+        row.metric("Validation loss", f"{val['val_loss'].iloc[-1]:.3f}", border=True, width="content")
+        row.metric(EXACT_LABEL[job.task.kind], f"{val['val_exact'].iloc[-1]:.0%}", border=True, width="content")
+
+
+def curves(job: TrainingJob, hist) -> None:
+    shown = tu.thin(hist).rename(columns=CURVES)
+    left, right = st.columns(2)
+    with left:
+        fig = figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss")
+        ui.chart(fig.update_yaxes(title="cross-entropy (nats)"), key="train_loss_chart")
+    with right:
+        metrics = [CURVES[m] for m in ACCURACY[job.task.kind]]
+        fig = figures.training_curves(shown, metrics=metrics, title="Accuracy")
+        ui.chart(fig.update_yaxes(title="fraction right", range=[0, 1.02]), key="train_acc_chart")
+
+
+def _pick(label: str, n: int, key: str, names) -> int:
+    if st.session_state.get(key) not in range(n):  # a new run may have fewer layers or heads
+        st.session_state.pop(key, None)
+    return st.selectbox(label, range(n), key=key, format_func=lambda i: names[i])
+
+
+def attention(job: TrainingJob) -> None:
+    snaps = job.snapshots()
+    if not snaps:
+        st.caption("The first attention snapshot arrives after a few steps.")
+        return
+    n_layers, n_heads = snaps[-1].pattern.shape[:2]
+    stack = STACK[snaps[-1].kind]
+    a, b = st.columns(2)
+    with a:
+        layer = _pick("Layer", n_layers, ui.TRAIN_LAYER, [f"{stack} {i}" for i in range(n_layers)])
+    with b:
+        head = _pick("Head", n_heads, ui.TRAIN_HEAD, [f"head {h}" for h in range(n_heads)])
+    snap = snaps[-1]
+    if job.ended and len(snaps) > 1:
+        by_step = {s.step: s for s in snaps}
+        if st.session_state.get(ui.TRAIN_FRAME) not in by_step:
+            st.session_state.pop(ui.TRAIN_FRAME, None)
+        step = st.select_slider("Time-lapse: step", list(by_step), value=snap.step, key=ui.TRAIN_FRAME,
+                                help="Scrub through the snapshots recorded while the model trained.")
+        snap = by_step[step]
+    ui.chart(heatmap(job, snap, layer, head), key="train_attention_chart")
+
+
+def heatmap(job: TrainingJob, snap: AttentionSnapshot, layer: int, head: int):
+    expected = None
+    if snap.kind == "cross":
+        expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
+    title = f"{ATTENTION_KINDS[snap.kind]} · {STACK[snap.kind]} {layer} · head {head} · step {snap.step}"
+    return figures.attention_heatmap(snap.pattern[layer, head], snap.q_labels, snap.k_labels, title=title,
+                                     expected=expected)
+
+
+def gradients(hist) -> None:
+    norms, labels, steps = grad_norm_table(hist, MAX_GRAD_STEPS)
+    if not steps:
+        return
+    fig = figures.grad_norm_heatmap(norms, labels, steps, title="Gradient norm per layer")
+    ui.chart(fig, key="train_grad_chart")
+    st.caption("Each column is one step; brighter = larger gradient on that layer's weights (log scale).")
+
+
+def live_numbers(job: TrainingJob) -> None:
+    """Status and numbers: cheap, so they refresh a few times a second."""
+    status(job)
+    hist = job.history_frame()
+    if not hist.empty:
+        numbers(job, hist)
+
+
+def live_charts(job: TrainingJob) -> None:
+    """Figures cost tens of milliseconds of Python each, taken from the training thread (one GIL):
+    they refresh less often than the numbers."""
+    hist = job.history_frame()
+    if hist.empty:
+        return
+    curves(job, hist)
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.subheader("Attention")
+        attention(job)
+    with right:
+        st.subheader("Gradients")
+        gradients(hist)
+
+
+# ------------------------------------------------------------------------------------- page
+st.title("Train")
+st.markdown("Pick a task, a model and the training settings, then press **Train**: the run trains in the "
+            "background while the curves, an attention head and the gradients update live. Every setting "
+            "is in the page's address, so a link opens the same setup.")
+with st.container(border=True):
+    st.markdown("**Task and model** (the same widgets as the Architecture page)")
+    top = st.columns([2, 3], vertical_alignment="bottom")
+    with top[0]:
+        task = ui.task_picker()
+    preset = ui.state_value(ui.TASK, ui.DEFAULT_TASK)
+    top[1].caption(f"{ui.task_blurb(preset).capitalize()} · {ui.ARCH_LABELS[task.model_config().arch]} · "
+                   f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens")
+    cfg, _ = ui.config_widgets(ui.CFG, task)
+with st.container(border=True):
+    st.markdown("**Training**")
+    train_cfg, _ = tu.settings_widgets()
+
+job = tu.current_job()
+controls(cfg, task, train_cfg, job)
+if job is None:
+    st.info("No run yet in this session. Press **Train**: the default model learns to reverse digits in "
+            "about half a minute.", icon=":material/model_training:")
+else:
+    tu.poll(job, live_numbers)
+    tu.poll(job, live_charts, tu.CHART_POLL_S)
