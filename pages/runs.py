@@ -65,46 +65,64 @@ def history(run: Run) -> pd.DataFrame:
 def table_row(run: Run) -> dict:
     m, t, i = run.config["model"], run.config["train"], run.info
     layers = {"encoder": f"{m['n_encoder_layers']}", "decoder": f"{m['n_decoder_layers']}"}.get(
-        m["arch"], f"{m['n_encoder_layers']} + {m['n_decoder_layers']}")
+        m["arch"], f"{m['n_encoder_layers']}+{m['n_decoder_layers']}")
+    model = (f"d{m['d_model']} · {m['n_heads']} heads · {layers} layers · {ui.NORM_LABELS.get(m['norm'], m['norm'])} · "
+             f"{ui.PE_LABELS.get(m['pos_encoding'], '?')}")
     final = i.final if i is not None else {}
-    return {"Run": run.name, "Saved": {"both": "disk + session", "disk": "disk", "session": "session only"}[run.where],
-            "Task": preset_of(run.config["task"]), "d_model": m["d_model"], "Heads": m["n_heads"], "Layers": layers,
-            "Norm": ui.NORM_LABELS.get(m["norm"], m["norm"]), "Positions": ui.PE_LABELS.get(m["pos_encoding"], "?"),
+    return {"Run": run.name, "Task": preset_of(run.config["task"]), "Model": model,
             "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
             "Loss": final.get("loss"), "Val loss": final.get("val_loss"), "Exact": final.get("val_exact"),
             "Time (s)": round(i.duration, 1) if i is not None else None,
-            "Created": i.created[:19].replace("T", " ") if i is not None else ""}
+            "Saved": {"both": "disk + session", "disk": "disk", "session": "session only"}[run.where],
+            "Created": i.created[:16].replace("T", " ") if i is not None else ""}
+
+
+def show_table(all_runs: list[Run]):
+    col = st.column_config
+    table = pd.DataFrame([table_row(r) for r in all_runs])
+    return st.dataframe(table, key=ui.RUNS_TABLE, on_select="rerun", selection_mode="multi-row", hide_index=True,
+                        width="stretch", column_config={
+                            "Run": col.TextColumn(width="medium"), "Model": col.TextColumn(width="medium"),
+                            "lr": col.NumberColumn(format="%.0e"), "Loss": col.NumberColumn(format="%.3f"),
+                            "Val loss": col.NumberColumn(format="%.3f"),
+                            "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent",
+                                                        help="Validation exact match at the last evaluation"),
+                            "Created": col.TextColumn(help="UTC")})
 
 
 def differences(chosen: list[Run]) -> None:
     flat = {r.name: {f"{part}.{k}": str(v) for part, d in r.config.items() for k, v in d.items()} for r in chosen}
     df = pd.DataFrame(flat).fillna("—")
     differ = df.nunique(axis=1) > 1
-    only = st.toggle("Only the settings that differ", value=True, key=ui.RUNS_ONLY_DIFF, disabled=len(chosen) < 2)
-    if only and len(chosen) > 1:
+    config = {"_index": st.column_config.TextColumn("Setting", width="medium")}
+    if len(chosen) < 2:
+        with st.expander("This run's settings"):
+            st.dataframe(df, width="stretch", column_config=config)
+        return
+    if st.toggle("Only the settings that differ", value=True, key=ui.RUNS_ONLY_DIFF):
         df = df[differ]
         if df.empty:
-            st.caption("These runs share every setting (a different seed would show here).")
+            st.caption("These runs share every setting.")
             return
     styled = df.style.apply(lambda row: [HIGHLIGHT if differ[row.name] else ""] * len(row), axis=1)
-    st.dataframe(styled, width="stretch", height=min(600, 38 + 35 * len(df)))
+    st.dataframe(styled, width="stretch", height=min(600, 38 + 35 * len(df)), column_config=config)
 
 
 def compare(chosen: list[Run]) -> None:
     st.subheader("Compare")
-    frames = {r.name: tu.thin(history(r)) for r in chosen}
+    frames = {r.name: tu.thin(history(r)).rename(columns=METRICS) for r in chosen}
     left, right = st.columns(2)
     with left:
         picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
                                 key=ui.RUNS_METRICS)
-        ui.chart(figures.training_curves(frames, metrics=picked or ["loss"], title="Training curves"),
-                 key="runs_curves_chart")
+        fig = figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]], title="Training curves")
+        ui.chart(fig.update_yaxes(title=None), key="runs_curves_chart")
     with right:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
-        fig = figures.training_curves(frames, metrics=["val_exact"], title="Validation exact match")
-        ui.chart(fig.update_yaxes(range=[0, 1.02]), key="runs_exact_chart")
-    st.markdown("**Configuration** (highlighted: differs between the selected runs)")
+        fig = figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match")
+        ui.chart(fig.update_yaxes(range=[0, 1.02], title="fraction right"), key="runs_exact_chart")
+    st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)
 
 
@@ -167,13 +185,7 @@ if job is not None and not job.ended:
 if not all_runs:
     st.info("No runs yet: train one on the **Train** page.", icon=":material/model_training:")
 else:
-    table = pd.DataFrame([table_row(r) for r in all_runs])
-    col = st.column_config
-    event = st.dataframe(table, key=ui.RUNS_TABLE, on_select="rerun", selection_mode="multi-row", hide_index=True,
-                         width="stretch", column_config={
-                             "lr": col.NumberColumn(format="%.0e"), "Loss": col.NumberColumn(format="%.3f"),
-                             "Val loss": col.NumberColumn(format="%.3f"),
-                             "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent")})
+    event = show_table(all_runs)
     rows = [i for i in event.selection.rows if i < len(all_runs)]
     chosen = [all_runs[i] for i in rows] or all_runs[:1]
     if not rows:

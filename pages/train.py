@@ -36,6 +36,7 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
     finished = job is not None and job.status == "finished"
     more = train_cfg.steps if train_cfg is not None else 0
     offered = tu.offered_run(job) if job is not None else None
+    in_use = offered is not None and ui.selected_model().key == f"run:{offered}"
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=tu.on_train,
                disabled=active or not ready or refused is not None,
@@ -46,8 +47,9 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
                on_click=tu.on_resume, args=(more if finished else None,),
                disabled=job is None or job.status not in ("stopped", "finished") or (finished and not more),
                help="Continue this run from where it stopped, with its own settings.")
-    row.button("Use this model", key="train_use", icon=":material/check:", on_click=ui.select_run, args=(offered,),
-               disabled=offered is None, help="Select this run in the sidebar, so every page looks inside it.")
+    row.button("In use on every page" if in_use else "Use this model", key="train_use", icon=":material/check:",
+               on_click=ui.select_run, args=(offered,), disabled=offered is None or in_use,
+               help="Select this run in the sidebar, so every page looks inside it.")
     running, waiting = pool_counts()
     row.caption(f"Server: {running} training, {waiting} waiting")
     error = tu.take_error()
@@ -106,10 +108,31 @@ def curves(job: TrainingJob, hist) -> None:
         ui.chart(fig.update_yaxes(title="fraction right", range=[0, 1.02]), key="train_acc_chart")
 
 
-def _pick(label: str, n: int, key: str, names) -> int:
-    if st.session_state.get(key) not in range(n):  # a new run may have fewer layers or heads
-        st.session_state.pop(key, None)
-    return st.selectbox(label, range(n), key=key, format_func=lambda i: names[i])
+def expected(job: TrainingJob, snap: AttentionSnapshot):
+    """(Q, K) cells the task calls right for the snapshot's example (cross-attention only), or None."""
+    if snap.kind != "cross":
+        return None
+    return job.task.expected_cross_attention(job.task.example("val", 0)[0])
+
+
+def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, int]:
+    """Layer and head: by default the one that matches the task best in the latest snapshot, so the
+    time-lapse follows the head that learned; or any one the user picks."""
+    last = snaps[-1]
+    n_layers, n_heads = last.pattern.shape[:2]
+    stack = STACK[last.kind]
+    best = tu.best_head(last.pattern, expected(job, last))
+    options = [None] + [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    if st.session_state.get(ui.TRAIN_HEAD) not in options:  # a new run may have fewer layers or heads
+        st.session_state.pop(ui.TRAIN_HEAD, None)
+
+    def name(option):
+        layer, head = option or best
+        return f"{stack} {layer} · head {head}" + (" (best match)" if option is None else "")
+
+    return st.selectbox("Layer and head", options, format_func=name, key=ui.TRAIN_HEAD,
+                        help="Best match: the head whose attention is closest to what the task needs "
+                             "(or the most focused one when the task expects nothing).") or best
 
 
 def attention(job: TrainingJob) -> None:
@@ -117,13 +140,7 @@ def attention(job: TrainingJob) -> None:
     if not snaps:
         st.caption("The first attention snapshot arrives after a few steps.")
         return
-    n_layers, n_heads = snaps[-1].pattern.shape[:2]
-    stack = STACK[snaps[-1].kind]
-    a, b = st.columns(2)
-    with a:
-        layer = _pick("Layer", n_layers, ui.TRAIN_LAYER, [f"{stack} {i}" for i in range(n_layers)])
-    with b:
-        head = _pick("Head", n_heads, ui.TRAIN_HEAD, [f"head {h}" for h in range(n_heads)])
+    layer, head = pick_head(snaps, job)
     snap = snaps[-1]
     if job.ended and len(snaps) > 1:
         by_step = {s.step: s for s in snaps}
@@ -132,16 +149,14 @@ def attention(job: TrainingJob) -> None:
         step = st.select_slider("Time-lapse: step", list(by_step), value=snap.step, key=ui.TRAIN_FRAME,
                                 help="Scrub through the snapshots recorded while the model trained.")
         snap = by_step[step]
-    ui.chart(heatmap(job, snap, layer, head), key="train_attention_chart")
+    fig = tu.reuse_figure("attention", (job, snap.step, layer, head), lambda: heatmap(job, snap, layer, head))
+    ui.chart(fig, key="train_attention_chart")
 
 
 def heatmap(job: TrainingJob, snap: AttentionSnapshot, layer: int, head: int):
-    expected = None
-    if snap.kind == "cross":
-        expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
     title = f"{ATTENTION_KINDS[snap.kind]} · {STACK[snap.kind]} {layer} · head {head} · step {snap.step}"
     return figures.attention_heatmap(snap.pattern[layer, head], snap.q_labels, snap.k_labels, title=title,
-                                     expected=expected)
+                                     expected=expected(job, snap))
 
 
 def gradients(hist) -> None:
@@ -161,13 +176,20 @@ def live_numbers(job: TrainingJob) -> None:
         numbers(job, hist)
 
 
-def live_charts(job: TrainingJob) -> None:
-    """Figures cost tens of milliseconds of Python each, taken from the training thread (one GIL):
-    they refresh less often than the numbers."""
+def live_curves(job: TrainingJob) -> None:
+    """The curves students watch grow. A redrawn Plotly chart costs the server tens of milliseconds
+    of Python (taken from the training thread: one GIL) and the browser a full re-layout, so charts
+    refresh every few seconds, not a few times a second like the numbers."""
+    hist = job.history_frame()
+    if not hist.empty:
+        curves(job, hist)
+
+
+def live_inside(job: TrainingJob) -> None:
+    """Attention and gradients change more slowly than the loss: refreshed less often still."""
     hist = job.history_frame()
     if hist.empty:
         return
-    curves(job, hist)
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Attention")
@@ -202,4 +224,5 @@ if job is None:
             "about half a minute.", icon=":material/model_training:")
 else:
     tu.poll(job, live_numbers)
-    tu.poll(job, live_charts, tu.CHART_POLL_S)
+    tu.poll(job, live_curves, tu.CHART_POLL_S)
+    tu.poll(job, live_inside, tu.INSIDE_POLL_S)

@@ -18,6 +18,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import streamlit as st
 
@@ -39,6 +40,7 @@ from pages.state import (
     TRAIN_BATCH,
     TRAIN_CLIP,
     TRAIN_ERROR,
+    TRAIN_FIGS,
     TRAIN_LR,
     TRAIN_SCHEDULE,
     TRAIN_SEED,
@@ -55,7 +57,8 @@ from pages.state import (
 from pages.widgets import SHARED, human_bytes
 
 POLL_S = 0.5            # the Train page's progress and numbers
-CHART_POLL_S = 2.0      # its figures: each costs the training thread time (see pages/train.py)
+CHART_POLL_S = 2.0      # its curves; figures cost server and browser time (see pages/train.py)
+INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
 SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
 MAX_WAITING = 6         # a longer queue refuses new runs: "try again in a minute"
 EVALS_PER_RUN = 25      # validation points on the curves
@@ -309,15 +312,33 @@ def progress_text(job: TrainingJob) -> str:
     return f"Step {p.step:,} / {p.total:,} · {rate}{eta}"
 
 
+def best_head(pattern: np.ndarray, expected: np.ndarray | None) -> tuple[int, int]:
+    """(layer, head) of a snapshot (L, H, Q, K) that puts the most weight on the expected cells (Q, K),
+    or, with no expectation, the most focused one (highest mean of each row's largest weight)."""
+    score = (pattern * expected).sum((-2, -1)) if expected is not None else pattern.max(-1).mean(-1)  # (L, H)
+    layer, head = np.unravel_index(int(np.argmax(score)), score.shape)
+    return int(layer), int(head)
+
+
+def reuse_figure(name: str, what: tuple, build: Callable[[], object]):
+    """The figure drawn last time if it shows the same thing, else build(): a Plotly figure costs
+    tens of milliseconds to build, taken from the training thread, and an attention snapshot
+    changes only every few dozen steps."""
+    figs = st.session_state.setdefault(TRAIN_FIGS, {})
+    if name not in figs or figs[name][0] != what:
+        figs[name] = (what, build())
+    return figs[name][1]
+
+
 def thin(history: pd.DataFrame, max_rows: int = 400) -> pd.DataFrame:
     """Evenly spaced rows of a long history, keeping every evaluated row and the last one, so a
     curve redrawn a few times a second stays cheap."""
     if len(history) <= max_rows:
         return history
     stride = math.ceil(len(history) / max_rows)
-    keep = history.index.to_series().mod(stride).eq(0).to_numpy()
+    keep = np.arange(len(history)) % stride == 0
     if "val_loss" in history.columns:
-        keep |= history["val_loss"].notna().to_numpy()
+        keep |= history["val_loss"].notna().to_numpy()  # pandas 3 hands out read-only arrays: keep is ours
     keep[-1] = True
     return history[keep]
 
@@ -357,7 +378,8 @@ def _sidebar_status(job: TrainingJob, live: bool = True) -> None:
             st.page_link(TRAIN_PAGE, label="Open Train", icon=":material/model_training:")
 
 
-__all__ = ["CHART_POLL_S", "ENDED", "POLL_S", "SETTINGS", "budget_text", "cadence", "current_job", "delete_run",
-           "finalize", "job_status", "offered_run", "on_resume", "on_stop", "on_train", "poll", "progress_text",
-           "run_archive", "run_name", "settings_values", "settings_widgets", "start", "take_error", "thin",
-           "train_config"]
+__all__ = ["CHART_POLL_S", "ENDED", "INSIDE_POLL_S", "POLL_S", "SETTINGS", "best_head", "budget_text", "cadence",
+           "current_job",
+           "delete_run", "finalize", "job_status", "offered_run", "on_resume", "on_stop", "on_train", "poll",
+           "progress_text", "reuse_figure", "run_archive", "run_name", "settings_values", "settings_widgets", "start",
+           "take_error", "thin", "train_config"]

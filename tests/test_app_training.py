@@ -1,0 +1,348 @@
+"""The Train, Gradients and Runs pages under AppTest: a tiny run trains in the background, shows live,
+stops and resumes through the buttons, and then appears on every page; refusals (budget, busy server)
+and divergence show a message. Every job started here is stopped and joined in the `jobs` fixture
+(a torch thread alive at interpreter exit aborts the process).
+
+AppTest never fires `run_every` by itself: `poll_until` reruns the app until the job gets there.
+"""
+
+import io
+import time
+import zipfile
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from explorer import jobs as jobs_module
+from explorer import runs
+from explorer.config import ModelConfig
+from explorer.gradients import depth_profile
+from explorer.jobs import TrainingJob, pool_counts
+from explorer.model import build_model
+from explorer.tasks import make_task
+from explorer.training import TrainConfig, train_steps
+from pages import training_ui as tu
+from pages import ui
+from tests.test_app import array, assert_ok, figures, open_app, runs_dir  # noqa: F401 (autouse fixture)
+
+TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
+TINY = {"cfg_d_model": 16, "cfg_n_heads": 2, "cfg_d_ff": 32, "cfg_n_encoder_layers": 1, "cfg_n_decoder_layers": 1,
+        ui.TRAIN_BATCH: 16, ui.TRAIN_WARMUP: 5}
+
+
+@pytest.fixture
+def jobs(monkeypatch):
+    """Every TrainingJob launched during the test, closed and joined afterwards."""
+    launched: list[TrainingJob] = []
+    launch = TrainingJob._launch
+
+    def recording(self):
+        launched.append(self)
+        launch(self)
+
+    monkeypatch.setattr(TrainingJob, "_launch", recording)
+    try:
+        yield launched
+    finally:
+        for job in launched:
+            job.close(timeout=60)
+        assert not any(job.alive for job in launched)
+        assert pool_counts() == (0, 0)
+
+
+def open_train(steps: int, **state):
+    return open_app(TRAIN, state={**TINY, ui.TRAIN_STEPS: steps, **state})
+
+
+def poll_until(at, done, timeout: float = 90.0):
+    """Rerun the app (what the fragments' run_every does in a browser) until done() holds."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        assert time.monotonic() < deadline, "the job did not get there in time"
+        time.sleep(0.2)
+        at.run()
+        assert_ok(at)
+    at.run()
+    assert_ok(at)
+    return at
+
+
+def chart(at, key: str) -> dict:
+    return next(f for el, f in zip(at.get("plotly_chart"), figures(at)) if el.proto.id.endswith(key))
+
+
+def trace(fig: dict, name: str) -> dict:
+    return next(t for t in fig["data"] if t.get("name") == name)
+
+
+def job_of(at) -> TrainingJob:
+    return at.session_state[ui.JOB]
+
+
+def click(at, key: str):
+    at.button(key=key).click().run()
+    assert_ok(at)
+    return at
+
+
+# ----------------------------------------------------------------------------------------- Train
+def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
+    at = open_train(30)
+    assert any("No run yet" in i.value for i in at.info)
+    assert at.button(key="train_stop").disabled and at.button(key="train_use").disabled
+    job = job_of(click(at, "train_start"))
+    assert at.button(key="train_start").disabled  # one run at a time
+    poll_until(at, lambda: job.ended)
+    assert job.status == "finished" and job.progress().step == 30
+    assert any("saved as run" in s.value for s in at.success)
+
+    loss = chart(at, "train_loss_chart")
+    assert len(array(trace(loss, "train loss")["y"])) == 30
+    assert np.allclose(array(trace(loss, "train loss")["y"]), [r.loss for r in job.history()])
+    grads = chart(at, "train_grad_chart")
+    assert array(grads["data"][0]["z"]).shape == (2, 30)  # enc 0 and dec 0, every step
+
+    # time-lapse: the slider scrubs the recorded snapshots
+    steps = [s.step for s in job.snapshots()]
+    frame = at.select_slider(key=ui.TRAIN_FRAME)
+    assert list(frame.options) == [str(s) for s in steps] and frame.value == steps[-1]
+    frame.set_value(steps[0]).run()
+    assert_ok(at)
+    first, last = job.snapshots()[0], job.snapshots()[-1]
+    expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
+    layer, head = tu.best_head(last.pattern, expected)  # the default view: the head that learned best
+    shown = chart(at, "train_attention_chart")
+    assert f"step {steps[0]}" in shown["layout"]["title"]["text"]
+    assert f"dec {layer} · head {head}" in shown["layout"]["title"]["text"]
+    assert np.allclose(array(shown["data"][0]["z"]), first.pattern[layer, head], atol=1e-6)
+
+    name = job.run_name
+    click(at, "train_use")
+    assert at.sidebar.radio(key=ui.SOURCE).value == "run" and at.sidebar.selectbox(key=ui.RUN).value == name
+    assert at.button(key="train_use").disabled and "In use" in at.button(key="train_use").label
+    sel = at.session_state[ui.SELECTED]
+    assert sel.model is not job.model  # a copy: Resume trains the job's own model in place
+    assert all(torch.equal(a, b) for a, b in zip(sel.model.state_dict().values(), job.model.state_dict().values()))
+
+    at.switch_page(RUNS).run()
+    assert_ok(at)
+    table = at.dataframe[0].value
+    assert list(table["Run"]) == [name] and table["Steps"].iloc[0] == 30
+    assert table["Saved"].iloc[0] == "disk + session"
+    at.switch_page(GRADIENTS).run()
+    assert_ok(at)
+    assert at.selectbox(key=ui.GRAD_RUN_A).value == name
+    assert array(chart(at, ui.GRAD_RUN_A)["data"][0]["z"]).shape == (2, 30)
+
+
+def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
+    at = open_train(20_000)
+    job = job_of(click(at, "train_start"))
+    poll_until(at, lambda: job.progress().step >= 3)
+    click(at, "train_stop")
+    poll_until(at, lambda: job.ended)
+    stopped_at = job.progress().step
+    assert job.status == "stopped" and 3 <= stopped_at < 20_000
+    assert any("Resume" in i.value for i in at.info)
+    assert at.button(key="train_stop").disabled and not at.button(key="train_resume").disabled
+    weights = [p.detach().clone() for p in job.model.parameters()]
+    first_name = job.run_name
+    assert first_name in at.session_state[ui.SESSION_RUNS]  # a stopped run is offered too
+
+    click(at, "train_resume")
+    assert job_of(at) is job  # the same job, not a fresh one
+    poll_until(at, lambda: job.progress().step >= stopped_at + 3)
+    click(at, "train_stop")
+    poll_until(at, lambda: job.ended)
+    steps = [r.step for r in job.history()]
+    assert steps == list(range(1, len(steps) + 1))  # one history, continued, never restarted
+    assert len(steps) > stopped_at
+    assert not all(torch.equal(w, p) for w, p in zip(weights, job.model.parameters()))
+    # the second save replaced the first in the sidebar's list
+    session_runs = at.session_state[ui.SESSION_RUNS]
+    assert job.run_name in session_runs and first_name not in session_runs
+
+
+def test_switching_pages_keeps_training_and_the_sidebar_shows_it(jobs):
+    at = open_train(20_000)
+    job = job_of(click(at, "train_start"))
+    at.switch_page("pages/home.py").run()
+    assert_ok(at)
+    poll_until(at, lambda: job.progress().step >= 2)
+    assert job.status == "running"
+    assert any("Training" in (p.proto.text or "") for p in at.sidebar.get("progress"))
+    assert any(job.name in c.value for c in at.sidebar.caption)
+    at.switch_page(TRAIN).run()
+    assert_ok(at)
+    assert job_of(at) is job and not job.ended
+    click(at, "train_stop")
+    poll_until(at, lambda: job.ended)
+
+
+def test_a_run_too_big_for_the_machine_is_refused_with_a_message(jobs):
+    at = open_train(100_000, cfg_d_model=512, cfg_n_heads=8, cfg_d_ff=2048, cfg_n_encoder_layers=6,
+                    cfg_n_decoder_layers=6, **{ui.TRAIN_BATCH: 1024})
+    assert any("Too big for this machine" in e.value for e in at.error)
+    assert at.button(key="train_start").disabled
+    assert not jobs
+
+
+def test_a_busy_server_queues_the_run_visibly_or_says_try_again(jobs, monkeypatch):
+    monkeypatch.setattr(jobs_module, "MAX_CONCURRENT_JOBS", 1)
+    task = make_task("reversal-fast")
+    blocker = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
+                          TrainConfig(steps=100_000, batch_size=4, eval_every=0))
+    blocker.start()
+    at = open_train(20_000)
+    job = job_of(click(at, "train_start"))
+    assert job.status == "queued"
+    assert any("position 1 in the queue" in i.value for i in at.info)
+    at.switch_page("pages/home.py").run()
+    assert any("position 1" in m.value for m in at.sidebar.markdown)
+
+    monkeypatch.setattr(tu, "MAX_WAITING", 1)  # one waiting already: the next is told to retry
+    other = open_train(50)
+    click(other, "train_start")
+    assert any("busy" in e.value and "Try again" in e.value for e in other.error)
+    assert ui.JOB not in other.session_state
+
+    blocker.stop()
+    poll_until(at, lambda: job.status != "queued")
+    job.stop()
+
+
+def test_divergence_stops_with_a_message_and_keeps_the_last_good_weights(jobs):
+    task = make_task("reversal-fast")
+    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0)
+    with torch.no_grad():
+        model.output_proj.bias.fill_(float("nan"))  # every logit NaN: the first loss is not finite
+    job = TrainingJob(model, task, TrainConfig(steps=10, batch_size=4, eval_every=0))
+    at = open_train(10, **{ui.JOB: job})
+    job.start()
+    poll_until(at, lambda: job.ended)
+    assert job.status == "diverged"
+    assert any("diverged" in e.value and "learning rate" in e.value for e in at.error)
+    assert at.button(key="train_resume").disabled
+
+
+def test_training_settings_come_from_a_shared_link():
+    at = open_app(query={"train_steps": "120", "train_lr": "0.01", "train_schedule": "constant",
+                         "train_threads": "2", "cfg_norm": "Post-LN"})
+    at.switch_page(TRAIN).run()
+    assert_ok(at)
+    assert at.number_input(key=ui.TRAIN_STEPS).value == 120
+    assert at.number_input(key=ui.TRAIN_LR).value == pytest.approx(0.01)
+    assert at.selectbox(key=ui.TRAIN_SCHEDULE).value == "constant"
+    assert at.radio(key=ui.TRAIN_THREADS).value == 2 and at.radio(key="cfg_norm").value == "post"
+    cfg, err = tu.train_config({field: at.session_state[key] for field, key in tu.SETTINGS.items()})
+    assert err is None and cfg.steps == 120 and cfg.schedule == "constant" and cfg.threads == 2
+
+
+def test_best_head_is_the_one_on_the_expected_cells_else_the_most_focused():
+    pattern = np.full((2, 3, 4, 4), 0.25)                                 # (L, H, Q, K), uniform
+    pattern[1, 2] = np.eye(4)[::-1]                                       # layer 1, head 2: anti-diagonal
+    pattern[0, 1] = np.eye(4)                                             # layer 0, head 1: diagonal
+    assert tu.best_head(pattern, np.eye(4)[::-1]) == (1, 2)
+    assert tu.best_head(pattern, np.eye(4)) == (0, 1)
+    assert tu.best_head(pattern, None) == (0, 1)                          # first of the two sharpest
+
+
+def test_closing_the_tab_stops_its_jobs(jobs):
+    """What the session-scoped resource's on_release does when the session disconnects."""
+    task = make_task("copy")
+    job = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
+                      TrainConfig(steps=100_000, batch_size=4, eval_every=0))
+    holder = tu._SessionJobs()
+    holder.add(job)
+    job.start()
+    tu._release(holder)
+    assert job.join(timeout=60) and job.status == "stopped"
+
+
+# ------------------------------------------------------------------------------------ Gradients
+def test_gradients_at_initialisation_shows_both_variants():
+    at = open_app(GRADIENTS)
+    fig = chart(at, "grad_profile_chart")
+    assert [t["name"] for t in fig["data"]] == ["Pre-LN", "Post-LN"]
+    for t, norm in zip(fig["data"], ("pre", "post")):
+        assert np.allclose(array(t["y"]), depth_profile(norm, n_layers=12, d_model=64, seed=0).weight_grad)
+    assert any("chapter predicts" in m.value for m in at.markdown)
+    at.slider(key=ui.GRAD_LAYERS).set_value(4).run()
+    at.radio(key=ui.GRAD_WHAT).set_value("inputs").run()
+    assert_ok(at)
+    fig = chart(at, "grad_profile_chart")
+    assert np.allclose(array(fig["data"][1]["y"]), depth_profile("post", n_layers=4, d_model=64, seed=0).input_grad)
+
+
+def saved_run(name: str, norm: str, steps: int = 8) -> str:
+    task = make_task("copy")
+    cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
+                                        norm=norm))
+    model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
+    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg))).name
+
+
+def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
+    pre, post = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
+    at = open_app(GRADIENTS)
+    assert at.selectbox(key=ui.GRAD_RUN_A).value == pre and at.selectbox(key=ui.GRAD_RUN_B).value == post
+    a, b = chart(at, ui.GRAD_RUN_A), chart(at, ui.GRAD_RUN_B)
+    assert array(a["data"][0]["z"]).shape == (2, 8)
+    assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
+    assert {t["name"] for t in chart(at, "grad_total_chart")["data"]} == {f"{pre} · grad_norm", f"{post} · grad_norm"}
+
+
+# ------------------------------------------------------------------------------------------ Runs
+def test_runs_compare_highlights_config_differences_and_exports():
+    pre, post = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post", steps=12)
+    at = open_app(RUNS)
+    table = at.dataframe[0].value
+    assert set(table["Run"]) == {pre, post}
+    at.session_state[ui.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.run()
+    assert_ok(at)
+    curves = chart(at, "runs_curves_chart")
+    assert {t["name"] for t in curves["data"]} == {f"{run} · {m}" for run in (pre, post)
+                                                   for m in ("train loss", "validation loss")}
+    diff = at.dataframe[1].value
+    assert {"model.norm", "train.steps"} <= set(diff.index) and "model.d_model" not in diff.index
+    assert at.get("download_button")
+
+
+def test_deleting_a_run_asks_first():
+    keep, gone = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
+    at = open_app(RUNS)
+    at.selectbox(key=ui.RUNS_EXPORT).set_value(at.selectbox(key=ui.RUNS_EXPORT).options[0]).run()
+    at.session_state[ui.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.run()
+    at.selectbox(key=ui.RUNS_EXPORT).set_value(gone).run()
+    click(at, "runs_delete")
+    assert any(gone in w.value for w in at.warning)
+    click(at, "runs_delete_no")
+    assert not at.warning and (runs.runs_dir() / gone).is_dir()
+    click(at, "runs_delete")
+    click(at, "runs_delete_yes")
+    assert not (runs.runs_dir() / gone).exists() and (runs.runs_dir() / keep).is_dir()
+    assert list(at.dataframe[0].value["Run"]) == [keep]
+
+
+def test_the_checkpoint_download_is_the_run_folder_zipped():
+    name = saved_run("copy-preLN-d16-seed0", "pre")
+    data = tu.run_archive(runs.runs_dir() / name)
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert sorted(archive.namelist()) == [f"{name}/meta.json", f"{name}/metrics.csv", f"{name}/model.safetensors"]
+        metrics = pd.read_csv(archive.open(f"{name}/metrics.csv"))
+    assert list(metrics["step"]) == list(range(1, 9))
+
+
+def test_thin_keeps_every_evaluation_and_the_last_step_of_a_long_history():
+    n = 1000
+    hist = pd.DataFrame({"step": np.arange(1, n + 1), "loss": np.linspace(3, 0, n),
+                         "val_loss": [1.0 if s % 37 == 0 else np.nan for s in range(1, n + 1)]})
+    shown = tu.thin(hist, max_rows=100)
+    assert len(shown) < 200
+    assert shown["step"].iloc[-1] == n
+    assert set(hist.dropna()["step"]) <= set(shown["step"])
+    assert tu.thin(hist.iloc[:50], max_rows=100).equals(hist.iloc[:50])

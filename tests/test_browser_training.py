@@ -1,0 +1,84 @@
+"""Training in a real headless Chromium: press Train, watch the loss curve grow, Stop, Resume, finish.
+Buttons are addressed by key (`.st-key-KEY button`): Streamlit's own toolbar has a "Stop" too.
+Screenshots of the running and finished page land in tests/screenshots/ for a human to review."""
+
+import re
+
+import pytest
+
+from tests.test_browser import (  # noqa: F401 (fixture)
+    SHOTS,
+    WIDTH,
+    _fit_viewport,
+    _wait_rendered,
+    chromium,
+    streamlit_server,
+)
+
+pytestmark = pytest.mark.browser
+
+# A small model, so the run takes seconds even on a busy machine, but long enough to stop midway.
+QUERY = "train_steps=800&train_warmup=20&cfg_d_model=32&cfg_d_ff=64&cfg_n_encoder_layers=1&cfg_n_decoder_layers=1"
+RUN_TIMEOUT_MS = 240_000
+LOSS = "document.querySelector('.st-key-train_loss_chart .js-plotly-plot')"
+LOSS_POINTS = f"""() => {{ const el = {LOSS};
+                          return el && el._fullData && el._fullData.length ? el._fullData[0]._length : 0; }}"""
+LAST_STEP = f"""() => {{ const el = {LOSS}; if (!el || !el._fullData || !el._fullData.length) return 0;
+                        const t = el._fullData[0]; return t.x[t._length - 1]; }}"""
+
+
+def press(page, key: str) -> None:
+    page.locator(f".st-key-{key} button:visible").click()  # :visible skips Streamlit's hidden twin
+
+
+def step_shown(page) -> int:
+    match = re.search(r"Step\s+([\d,]+) /", page.locator("[data-testid=stMain]").inner_text())
+    assert match, "no step counter on the page"
+    return int(match.group(1).replace(",", ""))
+
+
+def assert_no_exception(page) -> None:
+    errors = page.locator("[data-testid=stException]")
+    assert errors.count() == 0, errors.first.inner_text()
+
+
+@pytest.fixture
+def train_page(tmp_path, chromium):  # noqa: F811 (the imported fixture)
+    with streamlit_server(tmp_path) as url:
+        page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+        try:
+            page.goto(f"{url}/train?{QUERY}")
+            _wait_rendered(page)
+            yield page
+        finally:
+            page.close()  # the session ends: its worker stops
+
+
+def test_train_watch_the_curve_grow_stop_resume_and_finish(train_page):
+    page = train_page
+    assert_no_exception(page)
+    press(page, "train_start")
+    page.wait_for_function(f"({LOSS_POINTS})() > 0", timeout=RUN_TIMEOUT_MS)
+    first = page.evaluate(LOSS_POINTS)
+    page.wait_for_function(f"({LOSS_POINTS})() > {first}", timeout=RUN_TIMEOUT_MS)  # the curve grows live
+    assert page.evaluate(LOSS_POINTS) > first
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / "train-running.png"), full_page=True)
+
+    press(page, "train_stop")
+    page.wait_for_selector("[data-testid=stAlertContentInfo]:has-text('Resume continues')", timeout=RUN_TIMEOUT_MS)
+    stopped_at = step_shown(page)
+    assert 0 < stopped_at < 800
+    page.wait_for_timeout(1500)
+    assert step_shown(page) == stopped_at  # stopped means stopped
+
+    press(page, "train_resume")
+    page.wait_for_selector("[data-testid=stAlertContentSuccess]:has-text('Finished 800 steps')", timeout=RUN_TIMEOUT_MS)
+    _wait_rendered(page)
+    assert step_shown(page) == 800
+    assert_no_exception(page)
+    page.wait_for_function(f"({LAST_STEP})() === 800", timeout=RUN_TIMEOUT_MS)  # the curve reaches the end
+    assert "Run finished" in page.locator("[data-testid=stSidebar]").inner_text()
+    assert_no_exception(page)
+    _fit_viewport(page)
+    page.screenshot(path=str(SHOTS / "train-finished.png"), full_page=True)
