@@ -272,7 +272,9 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
     for name, (x, y) in series.items():
-        fig.add_trace(go.Scatter(x=_arr(x), y=_arr(y), mode="lines", name=str(name), connectgaps=True,
+        few = len(_arr(x)) < 4  # a line through one point draws nothing: mark the points
+        fig.add_trace(go.Scatter(x=_arr(x), y=_arr(y), mode="lines+markers" if few else "lines", name=str(name),
+                                 connectgaps=True,
                                  line=dict(color=colours[name], width=2),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
                                                f"{y_title or 'y'} %{{y:.4g}}<extra></extra>"))

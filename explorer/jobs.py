@@ -22,6 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Protocol
 
 import pandas as pd
 import torch
@@ -113,14 +114,21 @@ def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:
 # The server-wide slot pool (the only module-level state)
 # ---------------------------------------------------------------------------------------------
 
+class SlotHolder(Protocol):
+    """What the pool asks of a job (a TrainingJob, an experiment_job.ExperimentJob): the pool calls
+    `_granted()`, holding its own lock, when the job gets its slot."""
+
+    def _granted(self) -> None: ...
+
+
 class _SlotPool:
     """At most MAX_CONCURRENT_JOBS jobs train at once; the others wait first come, first served.
     Lock order: the pool's lock, then a job's (a job never calls the pool holding its own)."""
 
     def __init__(self) -> None:
         self._cond = threading.Condition()
-        self._waiting: deque[TrainingJob] = deque()
-        self._running: set[TrainingJob] = set()
+        self._waiting: deque[SlotHolder] = deque()
+        self._running: set[SlotHolder] = set()
 
     def _grant(self) -> None:  # caller holds _cond; reads the limit now, so tests can change it
         while self._waiting and len(self._running) < max(1, MAX_CONCURRENT_JOBS):
@@ -129,12 +137,12 @@ class _SlotPool:
             job._granted()
         self._cond.notify_all()
 
-    def enqueue(self, job: TrainingJob) -> None:
+    def enqueue(self, job: SlotHolder) -> None:
         with self._cond:
             self._waiting.append(job)
             self._grant()
 
-    def wait_turn(self, job: TrainingJob, stop: threading.Event) -> bool:
+    def wait_turn(self, job: SlotHolder, stop: threading.Event) -> bool:
         """Block until job holds a slot (True) or has left the queue (False)."""
         with self._cond:
             while job not in self._running:
@@ -144,20 +152,20 @@ class _SlotPool:
                 self._cond.wait(0.25)
             return True
 
-    def withdraw(self, job: TrainingJob) -> None:
+    def withdraw(self, job: SlotHolder) -> None:
         with self._cond:
             if job in self._waiting:
                 self._waiting.remove(job)
             self._cond.notify_all()
 
-    def release(self, job: TrainingJob) -> None:
+    def release(self, job: SlotHolder) -> None:
         with self._cond:
             self._running.discard(job)
             if job in self._waiting:
                 self._waiting.remove(job)
             self._grant()
 
-    def position(self, job: TrainingJob) -> int | None:
+    def position(self, job: SlotHolder) -> int | None:
         with self._cond:
             return self._waiting.index(job) + 1 if job in self._waiting else None
 
@@ -172,6 +180,11 @@ _POOL = _SlotPool()
 def pool_counts() -> tuple[int, int]:
     """(jobs training, jobs waiting) on this server, for the UI."""
     return _POOL.counts()
+
+
+def slot_pool() -> _SlotPool:
+    """The server-wide pool, for other kinds of job (explorer.experiment_job) that share its slots."""
+    return _POOL
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,4 +416,4 @@ class TrainingJob:
 
 __all__ = ["STATUSES", "ENDED", "MAX_CONCURRENT_JOBS", "MAX_TRAIN_BYTES", "MAX_RUN_SECONDS", "FLOPS_PER_SECOND",
            "STEP_OVERHEAD_S", "Budget", "estimate_budget", "check_budget", "Progress", "TrainingJob",
-           "pool_counts"]
+           "pool_counts", "slot_pool", "SlotHolder"]

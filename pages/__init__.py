@@ -16,6 +16,7 @@ PAGE_SPECS: list[tuple[str, str, str, str]] = [
     ("pages/train.py", "Train", "train", ":material/model_training:"),
     ("pages/gradients.py", "Gradients", "gradients", ":material/insights:"),
     ("pages/runs.py", "Runs", "runs", ":material/history:"),
+    ("pages/experiments.py", "Experiments", "experiments", ":material/science:"),
 ]
 
 # One line per page for the Home page's table of contents (file -> text).
@@ -33,4 +34,6 @@ PAGE_BLURBS: dict[str, str] = {
     "pages/gradients.py": "Pre-LN against Post-LN: gradient norms across depth at initialisation and "
                           "over a training run.",
     "pages/runs.py": "Every run of this session and on disk: compare curves and configs, export, delete.",
+    "pages/experiments.py": "The seeds' claims as experiments: several seeds each, mean ± std beside what "
+                            "the seed predicts, cached for the next visitor.",
 }

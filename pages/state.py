@@ -59,6 +59,12 @@ GRAD_RUN_A, GRAD_RUN_B = "grad_run_a", "grad_run_b"
 # Runs page: the table's selection, the curves shown, the run waiting for a delete confirmation
 RUNS_TABLE, RUNS_METRICS, RUNS_ONLY_DIFF = "runs_table", "runs_metrics", "runs_only_diff"
 RUNS_EXPORT, RUNS_DELETE, RUNS_ERROR = "runs_export", "_runs_delete", "_runs_error"
+# Experiments page: the experiment shown and its budget (in the URL), its parameter widgets, this session's job
+EXP_NAME, EXP_BUDGET = "exp_name", "exp_budget"
+EXP_PARAM = "exp_param"           # prefix of the parameter widgets: "exp_param_pe-order_full_seeds"
+EXP_JOB = "experiment_job"        # this session's ExperimentJob (one at a time)
+EXP_ERROR = "_exp_error"          # why the last Run click was refused, shown once
+EXP_SHOWN = "_exp_shown"          # cache key -> (file mtime, Result): a cached result is read once per session
 
 DEFAULT_TASK = "reversal-fast"
 UNTRAINED_SEED = 0

@@ -357,3 +357,9 @@ def test_diagram_readable_boxes_do_not_overlap(cfg):
     y_lo, y_hi = fig.layout.yaxis.range
     for s in boxes:
         assert x_lo <= s.x0 and s.x1 <= x_hi and y_lo <= s.y0 and s.y1 <= y_hi
+
+
+def test_line_chart_marks_points_when_a_line_would_draw_nothing():
+    one = F.line_chart({"a": ([20], [0.5])})
+    many = F.line_chart({"a": (np.arange(10), np.arange(10.0))})
+    assert "markers" in one.data[0].mode and many.data[0].mode == "lines"

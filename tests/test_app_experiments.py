@@ -1,0 +1,149 @@
+"""The Experiments page under AppTest: every experiment renders by default, a tiny one runs from the Run
+button in the background and shows its figures and table, a cached result shows at once, Stop ends a run,
+and a bad parameter shows an error element. Every job is stopped and joined in the `jobs` fixture (a torch
+thread alive at interpreter exit aborts the process). AppTest never fires `run_every`: `poll_until` reruns.
+"""
+
+import dataclasses
+import json
+
+import pytest
+
+from explorer.experiment_job import ExperimentJob
+from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
+from explorer.jobs import pool_counts
+from pages import experiments_ui as xu
+from pages import training_ui as tu
+from tests.test_app import assert_ok, open_app, runs_dir  # noqa: F401 (autouse fixture)
+from tests.test_app_training import poll_until
+
+PAGE = "pages/experiments.py"
+
+
+@pytest.fixture
+def jobs(monkeypatch):
+    """Every ExperimentJob started during the test, closed and joined afterwards."""
+    started: list[ExperimentJob] = []
+    start = ExperimentJob.start
+
+    def recording(self):
+        started.append(self)
+        start(self)
+
+    monkeypatch.setattr(ExperimentJob, "start", recording)
+    try:
+        yield started
+    finally:
+        for job in started:
+            job.close(timeout=60)
+        assert not any(job.alive for job in started)
+        assert pool_counts() == (0, 0)
+
+
+def open_experiment(name: str, budget: str = "full"):
+    at = open_app(PAGE)
+    at.segmented_control(key=xu.EXP_NAME).set_value(name).run()
+    at.segmented_control(key=xu.EXP_BUDGET).set_value(budget).run()
+    assert_ok(at)
+    return at
+
+
+def charts(at) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def shown_table(at):
+    frames = [t.value for t in at.table]
+    return next(f for f in frames if "measured (mean ± std over seeds)" in f.columns)
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_every_experiment_renders_by_default(name):
+    at = open_experiment(name)
+    exp = EXPERIMENTS[name]
+    assert at.subheader[0].value == exp.title
+    assert any(exp.question in m.value for m in at.markdown)
+    assert any(exp.prediction in m.value for m in at.markdown)
+    assert any("No result yet" in i.value for i in at.info) and not at.error
+    assert not at.button(key="exp_run").disabled and at.button(key="exp_stop").disabled
+    assert any(f"python -m explorer experiment {name}" in c.value for c in at.caption)
+
+
+def test_a_tiny_experiment_runs_from_the_button_and_shows_figures_and_table(jobs):
+    at = open_experiment("decoding", "quick")
+    at.button(key="exp_run").click().run()
+    assert_ok(at)
+    job = at.session_state[xu.EXP_JOB]
+    assert at.button(key="exp_run").disabled and not at.button(key="exp_stop").disabled
+    poll_until(at, lambda: job.ended)
+    assert job.status == "finished", job.message
+    assert len(charts(at)) == len(job.result.figures) >= 1
+    table = shown_table(at)
+    assert list(table["condition"]) == list(job.result.table["condition"])
+    assert all("±" in cell for cell in table["measured (mean ± std over seeds)"])
+    verdicts = [*at.success, *at.warning, *at.info]
+    assert any(job.result.verdict in v.value for v in verdicts)
+    assert any("Computed just now" in c.value for c in at.caption)
+    assert at.button(key="exp_run").label == "Run again"  # it is cached now
+
+
+def test_a_cached_result_shows_at_once_with_the_cells_that_could_not_run():
+    exp = EXPERIMENTS["sweep"]
+    params = dataclasses.replace(exp.tiny, y_values=(1, 3))  # 3 heads divide neither d_model 16 nor 32
+    result = run_cached("sweep", params, executor=SerialExecutor())  # an earlier visitor's (or the CLI's) run
+    at = open_experiment("sweep", "quick")
+    at.text_input(key=f"{xu.EXP_PARAM}_sweep_quick_y_values_n_heads").set_value("1, 3").run()
+    assert_ok(at)
+    assert xu.EXP_JOB not in at.session_state  # nothing ran for this visitor
+    assert any("Cached result" in c.value for c in at.caption)
+    assert len(charts(at)) == len(result.figures) == 2
+    assert at.button(key="exp_run").label == "Run again"
+    table = shown_table(at)
+    assert len(table) == len(result.table) == 4
+    assert list(table["measured (mean ± std over seeds)"]).count("—") == 2  # the two n_heads=3 cells
+    failed = at.expander[-1]
+    assert "2 cell(s) could not run" in failed.label
+    assert all("divisible" in e for e in failed.table[0].value["error"])
+
+
+def test_stop_ends_the_run_and_says_what_is_left(jobs):
+    at = open_experiment("pe-order")
+    at.button(key="exp_run").click().run()
+    job = at.session_state[xu.EXP_JOB]
+    at.button(key="exp_stop").click().run()
+    poll_until(at, lambda: job.ended)
+    assert job.status == "stopped"
+    assert any("nothing to show" in i.value or "partial" in i.value for i in [*at.info, *at.warning,
+                                                                             *at.success])
+    assert not at.button(key="exp_run").disabled
+
+
+@pytest.mark.parametrize("name, field, value, says", [
+    ("pe-order", "seeds", 0, "seeds=0"),
+    ("heads", "heads", "4, x", "heads="),
+    ("pe-order", "steps", 100_000, "at most 3000"),
+])
+def test_a_bad_parameter_shows_an_error_not_an_exception(name, field, value, says):
+    at = open_experiment(name)
+    widget = next(w for w in [*at.number_input, *at.text_input] if w.label == field)
+    widget.set_value(value).run()
+    assert_ok(at)
+    assert any(says in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="exp_run").disabled
+
+
+def test_a_sweep_axis_brings_its_own_example_values():
+    at = open_experiment("sweep")
+    at.selectbox(key=f"{xu.EXP_PARAM}_sweep_full_x_axis").set_value("norm").run()
+    assert_ok(at)
+    values = next(w for w in at.text_input if w.label == "norm values (x)")
+    assert values.value == "pre, post" and not at.error
+
+
+def test_closing_the_tab_stops_the_experiment(jobs, tmp_path):
+    holder = tu._SessionJobs()
+    job = ExperimentJob("pe-order", cache_dir=tmp_path)
+    holder.add(job)
+    job.start()
+    tu._release(holder)  # what Streamlit calls when the session disconnects
+    assert job.join(60) and job.status == "stopped"
