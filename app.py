@@ -7,6 +7,7 @@ page) and runs the chosen page.
 import streamlit as st
 
 from pages import PAGE_SPECS, ui
+from pages.experiments_ui import sidebar_status as experiment_status
 from pages.frame import app_frame
 
 st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide",
@@ -17,6 +18,7 @@ page = st.navigation([st.Page(file, title=title, url_path=url, icon=icon, defaul
                       for i, (file, title, url, icon) in enumerate(PAGE_SPECS)])
 with st.sidebar:
     ui.job_status(page)  # this session's training run, on every page
+    experiment_status(page)  # and its experiment, while one runs
     ui.model_picker()
 with app_frame():
     page.run()

@@ -208,6 +208,28 @@ def poll(job: ExperimentJob, body: Callable[[ExperimentJob], None]) -> None:
     st.fragment(run_every=POLL_S if was_active else None)(live)()
 
 
+def sidebar_status(page=None) -> None:
+    """The sidebar's line about this session's experiment while it waits or runs, on the other pages
+    (the Experiments page shows its own progress)."""
+    job = current_job()
+    if not active(job) or getattr(page, "url_path", None) == "experiments":
+        return
+
+    def line(job: ExperimentJob) -> None:
+        with st.container(border=True):
+            p = job.progress()
+            if p.queue_position:
+                st.markdown(f":material/hourglass_top: **Experiment waiting:** {p.queue_position} in the queue")
+            elif not job.ended:
+                st.progress(p.fraction, text=f"**Experiment** · {p.fraction:.0%}")
+            else:
+                st.markdown(f":material/science: **Experiment {job.status}**")
+            st.caption(EXPERIMENTS[job.name].title)
+            st.page_link("pages/experiments.py", label="Open Experiments", icon=":material/science:")
+
+    poll(job, line)
+
+
 # ----------------------------------------------------------------------------- results
 def stored(name: str, params) -> Result | None:
     """The cached result of this configuration, read from disk once per session (and again only when
@@ -264,5 +286,5 @@ def fit_title(fig: go.Figure, chars: int = 58) -> go.Figure:
 
 
 __all__ = ["BUDGETS", "EXPERIMENTS", "EXP_BUDGET", "EXP_JOB", "EXP_NAME", "EXP_PARAM", "LIMITS", "SHORT", "active",
-           "command_line", "current_job", "failed_cells", "fit_title", "on_run", "on_stop", "param_widgets", "poll",
-           "same", "stored", "table_view", "take_error"]
+           "sidebar_status", "command_line", "current_job", "failed_cells", "fit_title", "on_run", "on_stop",
+           "param_widgets", "poll", "same", "stored", "table_view", "take_error"]

@@ -118,6 +118,19 @@ def test_stop_ends_the_run_and_says_what_is_left(jobs):
     assert not at.button(key="exp_run").disabled
 
 
+def test_a_running_experiment_shows_in_the_sidebar_of_other_pages(jobs):
+    at = open_experiment("pe-order")
+    at.button(key="exp_run").click().run()
+    job = at.session_state[xu.EXP_JOB]
+    at.switch_page("pages/home.py").run()
+    assert_ok(at)
+    sidebar = [*at.sidebar.caption, *at.sidebar.markdown]
+    assert any(EXPERIMENTS["pe-order"].title in c.value for c in sidebar)
+    job.stop()
+    poll_until(at, lambda: job.ended)
+    assert not any(EXPERIMENTS["pe-order"].title in c.value for c in at.sidebar.caption)
+
+
 @pytest.mark.parametrize("name, field, value, says", [
     ("pe-order", "seeds", 0, "seeds=0"),
     ("heads", "heads", "4, x", "heads="),
