@@ -26,6 +26,7 @@ import torch
 from .checkpoints import MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
 from .config import ModelConfig, param_count
 from .model import build_model
+from .recipes import recommended
 from .tasks import PAD, TASK_PRESETS, Batch, Task, TaskConfig, make_task
 from .training import StepMetrics, TrainConfig, evaluate, train_steps
 
@@ -73,54 +74,51 @@ class Recipe:
         return task.model_config(self.model)
 
 
-def _net(d_model: int, layers: int, n_heads: int = 4, d_ff: int | None = None, **kw) -> ModelConfig:
-    return ModelConfig(d_model=d_model, n_heads=n_heads, n_encoder_layers=layers, n_decoder_layers=layers,
-                       d_ff=d_ff or 2 * d_model, max_len=32, **kw)
-
-
 def _train(steps: int, lr: float, warmup: int = 50, batch_size: int = 64, seed: int = 0, **kw) -> TrainConfig:
     # eval only at the last step, so the recorded seconds are training; one thread for determinism
     return TrainConfig(steps=steps, batch_size=batch_size, lr=lr, warmup=warmup, schedule="cosine",
                        grad_clip=1.0, beta2=0.98, seed=seed, eval_every=0, threads=1, **kw)
 
 
-_REVERSAL = _net(32, 2)
-_REVERSAL_TRAIN = _train(800, 3e-3)
-_ORDER = _net(32, 1, d_ff=64)
-_ORDER_TRAIN = _train(300, 3e-3)
+def _preset(name: str) -> tuple[TaskConfig, ModelConfig, TrainConfig]:
+    """A task preset with its recommended recipe (explorer.recipes): one source for the app and the builds."""
+    overrides, train = recommended(name)
+    return TASK_PRESETS[name], ModelConfig(max_len=32).replace(**overrides), train
+
+
+_REVERSAL_TASK, _REVERSAL, _REVERSAL_TRAIN = _preset("reversal-fast")
+_ORDER_TASK, _ORDER, _ORDER_TRAIN = _preset("order")
 EXACT = "val_exact"
 
 RECIPES: tuple[Recipe, ...] = (
     Recipe("reversal-fast", "Reverses 4-8 digits (1-10). Pre-LN, sinusoidal positions, 2+2 layers: "
            "cross-attention draws the anti-diagonal.",
-           TASK_PRESETS["reversal-fast"], _REVERSAL, _REVERSAL_TRAIN, Quality(EXACT, min=0.99)),
+           _REVERSAL_TASK, _REVERSAL, _REVERSAL_TRAIN, Quality(EXACT, min=0.99)),
     Recipe("reversal-fast-postln", "Twin of reversal-fast with Post-LN (LayerNorm after each residual add, "
            "as in the 2017 paper); same data, seed and recipe.",
-           TASK_PRESETS["reversal-fast"], _REVERSAL.replace(norm="post"), _REVERSAL_TRAIN,
+           _REVERSAL_TASK, _REVERSAL.replace(norm="post"), _REVERSAL_TRAIN,
            Quality(EXACT, min=0.99)),
     Recipe("reversal-fast-learned", "reversal-fast with a learned position table instead of sinusoids.",
-           TASK_PRESETS["reversal-fast"], _REVERSAL.replace(pos_encoding="learned"), _REVERSAL_TRAIN,
+           _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="learned"), _REVERSAL_TRAIN,
            Quality(EXACT, min=0.99)),
     Recipe("reversal-fast-rope", "reversal-fast with rotary positions (RoPE) in self-attention; "
            "relative positions only, so it needs more steps to find where a sequence ends.",
-           TASK_PRESETS["reversal-fast"], _REVERSAL.replace(pos_encoding="rope"), _train(2000, 5e-3),
+           _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="rope"), _train(2000, 5e-3),
            Quality(EXACT, min=0.99)),
     Recipe("reversal-seed", "The chapter's exercise 2.3 setting: reverses 10-20 integers in 1..100.",
-           TASK_PRESETS["reversal-seed"], _net(64, 2), _train(1400, 5e-3, warmup=100),
-           Quality(EXACT, min=0.99)),
+           *_preset("reversal-seed"), Quality(EXACT, min=0.99)),
     Recipe("copy", "Copies 4-8 digits: cross-attention draws the main diagonal.",
-           TASK_PRESETS["copy"], _net(32, 1), _train(400, 3e-3), Quality(EXACT, min=0.99)),
+           *_preset("copy"), Quality(EXACT, min=0.99)),
     Recipe("sort", "Sorts 4-8 digits (1-10): each output attends to the next-smallest input.",
-           TASK_PRESETS["sort"], _net(32, 2), _train(800, 3e-3), Quality(EXACT, min=0.98)),
+           *_preset("sort"), Quality(EXACT, min=0.98)),
     Recipe("order-pe", "Is A before B? Encoder + mean pool with sinusoidal positions: learns it.",
-           TASK_PRESETS["order"], _ORDER, _ORDER_TRAIN, Quality(EXACT, min=0.98)),
+           _ORDER_TASK, _ORDER, _ORDER_TRAIN, Quality(EXACT, min=0.98)),
     Recipe("order-nope", "Twin of order-pe without positional encoding: the mean-pooled encoder cannot "
            "see order, so it stays near chance (50%).",
-           TASK_PRESETS["order"], _ORDER.replace(pos_encoding="none"), _ORDER_TRAIN, Quality(EXACT, max=0.65)),
+           _ORDER_TASK, _ORDER.replace(pos_encoding="none"), _ORDER_TRAIN, Quality(EXACT, max=0.65)),
     Recipe("char-lm", "Character language model on the built-in text (decoder only, 32-character context); "
            "metric is next-character accuracy on held-out text.",
-           TASK_PRESETS["char-lm"], _net(64, 2, dropout=0.1), _train(800, 3e-3, batch_size=32),
-           Quality(EXACT, min=0.38)),
+           *_preset("char-lm"), Quality(EXACT, min=0.38)),
 )
 RECIPE_NAMES = tuple(r.name for r in RECIPES)
 DEFAULT_MODEL = RECIPES[0].name

@@ -28,6 +28,7 @@ from .decoding import greedy
 from .tasks import BOS, EOS, PAD, Batch, Task
 
 SCHEDULES = ("cosine", "inverse_sqrt", "constant")
+BATCHING = ("random", "by-length")
 
 
 def _check(name: str, value, low, below=math.inf, whole: bool = False, low_open: bool = False) -> None:
@@ -59,6 +60,7 @@ class TrainConfig:
     snapshot_every: int = 0      # 0 = off
     threads: int = 1
     spike_nats: float = 2.0      # stop when a loss exceeds the first step's by this many nats; 0 = off
+    batching: str = "random"     # one of BATCHING; "by-length": each batch one length, nothing padded
 
     def __post_init__(self) -> None:
         for name, low in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("seed", 0), ("eval_every", 0),
@@ -67,6 +69,8 @@ class TrainConfig:
         _check("lr", self.lr, 0, low_open=True)
         if self.schedule not in SCHEDULES:
             raise ValueError(f"schedule={self.schedule!r} is not known; choose one of {', '.join(SCHEDULES)}")
+        if self.batching not in BATCHING:
+            raise ValueError(f"batching={self.batching!r} is not known; choose one of {', '.join(BATCHING)}")
         for name, below in (("label_smoothing", 1), ("grad_clip", math.inf), ("weight_decay", math.inf),
                             ("beta1", 1), ("beta2", 1), ("spike_nats", math.inf)):
             _check(name, getattr(self, name), 0, below)
@@ -331,15 +335,46 @@ def _dropout_rng(model: nn.Module, seed: int, step: int):
         yield
 
 
-def _total_norm(params: list[Tensor], clip: float) -> Tensor:
-    """Total gradient norm before clipping; clips in place when clip > 0."""
-    if clip:
-        return torch.nn.utils.clip_grad_norm_(params, clip, foreach=True)
-    return torch.nn.utils.get_total_norm([p.grad for p in params if p.grad is not None], foreach=True)
+class _GradNorms:
+    """Per-parameter gradient norms in one foreach call, from which come the per-block norms, the total
+    norm and the clipping factor, computed as torch.nn.utils.clip_grad_norm_ does (same numbers)."""
+
+    def __init__(self, model: nn.Module, params: list[nn.Parameter]) -> None:
+        self.params = params
+        owner = {id(p): i for i, (_, ps) in enumerate(inspect.grad_groups(model)) for p in ps}
+        self.n_groups = len(set(owner.values()))
+        self.owner = [owner.get(id(p), self.n_groups) for p in params]   # the last slot: outside any block
+        self.all_owners = torch.tensor(self.owner, dtype=torch.long)
+
+    def __call__(self, clip: float) -> tuple[Tensor, Tensor]:
+        """(total norm before clipping, per-block norms); clips the gradients in place when clip > 0."""
+        have = [i for i, p in enumerate(self.params) if p.grad is not None]
+        if not have:
+            return torch.zeros(()), torch.zeros(self.n_groups)
+        grads = [self.params[i].grad for i in have]
+        norms = torch.stack(torch._foreach_norm(grads))                  # (P,)
+        total = torch.linalg.vector_norm(norms)
+        if clip:
+            torch._foreach_mul_(grads, torch.clamp(clip / (total + 1e-6), max=1.0))
+        owner = self.all_owners if len(have) == len(self.params) else torch.tensor([self.owner[i] for i in have])
+        per_block = torch.zeros(self.n_groups + 1).index_add_(0, owner, norms.square())[:-1].sqrt()
+        return total, per_block
 
 
 def _all_finite(tensors: list[Tensor]) -> bool:
     return bool(torch.stack(torch._foreach_norm(tensors)).isfinite().all())
+
+
+def _problem(loss: float, first: float, total: float, spike_nats: float) -> str | None:
+    if not math.isfinite(loss):
+        return f"loss is {loss}"
+    if spike_nats and loss > first + spike_nats:
+        # Far worse than the untrained model it started from: the run has blown up (Post-LN
+        # with a large learning rate does this) even while every number stays finite.
+        return f"loss {loss:.3g} is more than {spike_nats:g} nats above the first step's {first:.3g}"
+    if not math.isfinite(total):
+        return f"gradient norm is {total}"
+    return None
 
 
 def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
@@ -348,44 +383,38 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
     not applied: a last record says so in `stopped` and the weights stay the last finite ones."""
     torch.set_num_threads(cfg.threads)
     state = state or new_state(model, task, cfg)
-    kind, groups = KINDS[task.kind], inspect.grad_groups(model)
+    kind = KINDS[task.kind]
     params = [p for p in model.parameters() if p.requires_grad]
-    backup = [p.detach().clone() for p in params]
+    grad_norms = _GradNorms(model, params)
+    weights = [p.detach() for p in params]
+    backup = [w.clone() for w in weights]
+    by_length = cfg.batching == "by-length"
     model.train()
     while state.step < cfg.steps:
         start, step, lr = time.perf_counter(), state.step + 1, lr_at(state.step, cfg)
-        batch = task.sample(cfg.batch_size, state.generator)
+        batch = task.sample(cfg.batch_size, state.generator, **({"by_length": True} if by_length else {}))
         with _dropout_rng(model, cfg.seed, step):
             logits = kind.logits(model, batch)
         loss, stats = _loss_and_stats(logits, kind.target(batch), cfg.label_smoothing, kind.ignore_index)
-        loss_v, token_acc, seq_acc, ent = stats.tolist()
-        norms, total, problem = (), math.nan, None
+        state.optimizer.zero_grad(set_to_none=True)
+        loss.backward()   # also for a bad loss: its gradient is dropped below, never applied
+        total, per_block = grad_norms(cfg.grad_clip)
+        # the step's only read of tensor values: loss, accuracies, entropy and gradient norms together
+        loss_v, token_acc, seq_acc, ent, total, *norms = torch.cat([stats, total[None], per_block]).tolist()
         first = state.history[0].loss if state.history else loss_v
-        if not math.isfinite(loss_v):
-            problem = f"loss is {loss_v}"
-        elif cfg.spike_nats and loss_v > first + cfg.spike_nats:
-            # Far worse than the untrained model it started from: the run has blown up (Post-LN
-            # with a large learning rate does this) even while every number stays finite.
-            problem = f"loss {loss_v:.3g} is more than {cfg.spike_nats:g} nats above the first step's {first:.3g}"
-        else:
-            state.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            norms = tuple(inspect.grad_norms(groups).values())
-            total = float(_total_norm(params, cfg.grad_clip))
-            if not math.isfinite(total):
-                problem = f"gradient norm is {total}"
+        problem = _problem(loss_v, first, total, cfg.spike_nats)
         if problem is None:
             for g in state.optimizer.param_groups:
                 g["lr"] = lr
-            torch._foreach_copy_(backup, [p.detach() for p in params])
+            torch._foreach_copy_(backup, weights)
             state.optimizer.step()
-            if not _all_finite([p.detach() for p in params]):
-                torch._foreach_copy_([p.detach() for p in params], backup)
+            if not _all_finite(weights):
+                torch._foreach_copy_(weights, backup)
                 problem = "the update made a weight non-finite"
         if problem is not None:
             state.optimizer.zero_grad(set_to_none=True)
             state.elapsed += time.perf_counter() - start
-            rec = StepMetrics(step, loss_v, lr, token_acc, seq_acc, total, norms, ent, state.elapsed,
+            rec = StepMetrics(step, loss_v, lr, token_acc, seq_acc, total, tuple(norms), ent, state.elapsed,
                               stopped=f"diverged: {problem} at step {step}; kept the weights of step {step - 1}")
             state.history.append(rec)
             yield rec
@@ -397,10 +426,10 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
         if cfg.snapshot_every and step % cfg.snapshot_every == 0:
             extra["snapshot"] = snapshot(model, task, step)
         state.elapsed += time.perf_counter() - start
-        rec = StepMetrics(step, loss_v, lr, token_acc, seq_acc, total, norms, ent, state.elapsed, **extra)
+        rec = StepMetrics(step, loss_v, lr, token_acc, seq_acc, total, tuple(norms), ent, state.elapsed, **extra)
         state.history.append(rec)
         yield rec
 
 
-__all__ = ["SCHEDULES", "TrainConfig", "StepMetrics", "AttentionSnapshot", "TrainState", "KINDS", "new_state",
-           "train_steps", "label_smoothing_loss", "evaluate", "snapshot", "lr_at"]
+__all__ = ["SCHEDULES", "BATCHING", "TrainConfig", "StepMetrics", "AttentionSnapshot", "TrainState", "KINDS",
+           "new_state", "train_steps", "label_smoothing_loss", "evaluate", "snapshot", "lr_at"]

@@ -6,6 +6,7 @@ from explorer import figures
 from explorer.gradients import grad_norm_table
 from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob, pool_counts
+from explorer.recipes import recommended
 from explorer.training import AttentionSnapshot
 from pages import training_ui as tu
 from pages import ui
@@ -19,9 +20,25 @@ ACCURACY = {"seq2seq": ("token_acc", "val_token_acc", "val_exact"), "classify": 
 EXACT_LABEL = {"seq2seq": "Exact match", "classify": "Accuracy", "lm": "Next-char accuracy"}
 STACK = {"cross": "dec", "enc_self": "enc", "dec_self": "dec"}
 MAX_GRAD_STEPS = 200
+# The head picker's default. Not None: a selectbox whose value is None shows "Choose an option" each
+# time the server sends the value (Streamlit 1.67), which the live view's reruns made it do.
+BEST_HEAD = "best"
 
 
 # ----------------------------------------------------------------------------------- controls
+def apply_recipe(preset: str) -> None:
+    """Button callback: the task's recommended model and training settings (explorer.recipes, measured
+    in bench/). Settings the recipe leaves open go back to their defaults, so the run is the recipe."""
+    overrides, train = recommended(preset)
+    for field in ui.CONFIG_FIELDS:
+        st.session_state[f"{ui.CFG}_{field}"] = overrides.get(field, ui.DEFAULTS[field])
+    for field, key in tu.SETTINGS.items():
+        if field != "threads":  # the machine's business, not the recipe's
+            st.session_state[key] = getattr(train, field)
+    st.toast(f"Loaded the recommended recipe for {preset}: {train.steps:,} steps at learning rate {train.lr:g}.",
+             icon=":material/auto_fix_high:")
+
+
 def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
     """Train / Stop / Resume / Use this model. Callbacks act before the page draws, so the buttons
     below already show the new state."""
@@ -121,18 +138,19 @@ def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, in
     last = snaps[-1]
     n_layers, n_heads = last.pattern.shape[:2]
     stack = STACK[last.kind]
-    best = tu.best_head(last.pattern, expected(job, last))
-    options = [None] + [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
-    if st.session_state.get(ui.TRAIN_HEAD) not in options:  # a new run may have fewer layers or heads
+    options = [BEST_HEAD] + [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
+    if st.session_state.get(ui.TRAIN_HEAD, BEST_HEAD) not in options:  # a new run may have fewer heads
         st.session_state.pop(ui.TRAIN_HEAD, None)
 
-    def name(option):
-        layer, head = option or best
-        return f"{stack} {layer} · head {head}" + (" (best match)" if option is None else "")
+    def name(option):  # fixed labels: a selectbox whose labels change between reruns loses its value
+        return "Best match (follows the run)" if option == BEST_HEAD else f"{stack} {option[0]} · head {option[1]}"
 
-    return st.selectbox("Layer and head", options, format_func=name, key=ui.TRAIN_HEAD,
-                        help="Best match: the head whose attention is closest to what the task needs "
-                             "(or the most focused one when the task expects nothing).") or best
+    picked = st.selectbox("Layer and head", options, format_func=name, key=ui.TRAIN_HEAD,
+                          help="Best match: the head whose attention is closest to what the task needs "
+                               "(or the most focused one when the task expects nothing).")
+    if picked in (None, BEST_HEAD):  # None: the box was cleared
+        return tu.best_head(last.pattern, expected(job, last))
+    return picked
 
 
 def attention(job: TrainingJob) -> None:
@@ -206,11 +224,14 @@ st.markdown("Pick a task, a model and the training settings, then press **Train*
             "is in the page's address, so a link opens the same setup.")
 with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
-    top = st.columns([2, 3], vertical_alignment="bottom")
+    top = st.columns([2, 1, 3], vertical_alignment="bottom")
     with top[0]:
         task = ui.task_picker()
     preset = ui.state_value(ui.TASK, ui.DEFAULT_TASK)
-    top[1].caption(f"{ui.task_blurb(preset).capitalize()} · {ui.ARCH_LABELS[task.model_config().arch]} · "
+    top[1].button("Recommended recipe", key="train_recipe", icon=":material/auto_fix_high:", on_click=apply_recipe,
+                  args=(preset,), help="A model size and training settings measured to learn this task fast on "
+                                       "one CPU core (see bench/README.md).")
+    top[2].caption(f"{ui.task_blurb(preset).capitalize()} · {ui.ARCH_LABELS[task.model_config().arch]} · "
                    f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens")
     cfg, _ = ui.config_widgets(ui.CFG, task)
 with st.container(border=True):

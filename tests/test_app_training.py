@@ -21,6 +21,7 @@ from explorer.config import ModelConfig
 from explorer.gradients import depth_profile
 from explorer.jobs import TrainingJob, pool_counts
 from explorer.model import build_model
+from explorer.recipes import recommended
 from explorer.tasks import make_task
 from explorer.training import TrainConfig, train_steps
 from pages import training_ui as tu
@@ -238,6 +239,22 @@ def test_training_settings_come_from_a_shared_link():
     assert at.radio(key=ui.TRAIN_THREADS).value == 2 and at.radio(key="cfg_norm").value == "post"
     cfg, err = tu.train_config({field: at.session_state[key] for field, key in tu.SETTINGS.items()})
     assert err is None and cfg.steps == 120 and cfg.schedule == "constant" and cfg.threads == 2
+
+
+@pytest.mark.parametrize("preset", ["sort", "reversal-seed"])
+def test_the_recommended_recipe_button_loads_the_tasks_model_and_settings(preset):
+    at = open_app(query={"cfg_task": preset, "cfg_norm": "Post-LN", "train_lr": "0.05"})
+    at.switch_page(TRAIN).run()
+    at.button(key="train_recipe").click().run()
+    assert_ok(at)
+    overrides, train = recommended(preset)
+    cfg = ModelConfig(**{f: at.session_state[f"cfg_{f}"] for f in ui.CONFIG_FIELDS})
+    assert all(getattr(cfg, f) == v for f, v in overrides.items()) and cfg.norm == "pre"  # the rest: defaults
+    shown, err = tu.train_config({field: at.session_state[key] for field, key in tu.SETTINGS.items()})
+    assert err is None
+    assert (shown.steps, shown.lr, shown.warmup, shown.batch_size) == (train.steps, train.lr, train.warmup,
+                                                                      train.batch_size)
+    assert not at.error
 
 
 def test_best_head_is_the_one_on_the_expected_cells_else_the_most_focused():

@@ -84,6 +84,25 @@ def test_fast_path_equals_inspectable_path(pe, norm):
         assert (fast - slow).abs().max() < TOL
 
 
+@pytest.mark.parametrize("pe,norm", itertools.product(PES, NORMS))
+def test_padding_leaves_every_real_position_as_it_is_alone(pe, norm):
+    """The decoder uses the causal mask only (no padding mask, so the fused causal kernel runs):
+    each row of a padded batch gives, at its real positions, what it gives alone without padding."""
+    model = build_model(tiny(pos_encoding=pe, norm=norm), seed=0).eval()
+    src, tgt = src_tgt(b=3, s=7, t=6)
+    lm = build_model(tiny(arch="decoder", pos_encoding=pe, norm=norm), seed=0).eval()
+    with torch.no_grad():
+        batched, lm_batched = model(src, tgt), lm(tgt)
+        for i in range(3):
+            s, t = src[i][src[i] != 0][None], tgt[i][tgt[i] != 0][None]
+            n = t.size(1)
+            assert (batched[i, :n] - model(s, t)[0]).abs().max() < TOL
+            assert (lm_batched[i, :n] - lm(t)[0]).abs().max() < TOL
+        with capture(model) as cache:   # the inspectable path agrees, padded queries included
+            assert (model(src, tgt) - batched).abs().max() < TOL
+    assert cache.attention["dec_self"]
+
+
 @pytest.mark.parametrize("pe", PES)
 def test_permutation_equivariance_only_without_pe(pe):
     model = build_model(tiny(arch="encoder", pos_encoding=pe), seed=0).eval()

@@ -100,7 +100,7 @@ def test_warmup_rises_linearly_then_each_schedule_behaves():
 @pytest.mark.parametrize("field, value", [
     ("steps", 0), ("batch_size", 2.5), ("lr", 0), ("lr", float("nan")), ("warmup", -1),
     ("schedule", "linear"), ("label_smoothing", 1.0), ("grad_clip", -1), ("beta2", 1.0),
-    ("threads", 0), ("seed", True),
+    ("threads", 0), ("seed", True), ("batching", "sorted"),
 ])
 def test_train_config_rejects_bad_values_naming_the_field(field, value):
     with pytest.raises(ValueError, match=field):
@@ -239,6 +239,42 @@ def test_records_carry_grad_norms_eval_and_snapshots(reversal):
     row = recs[-1].to_row(state.layer_labels)
     assert {"grad_enc_0", "grad_dec_1", "val_exact", "loss"} <= set(row) and "snapshot" not in row
     assert 0 < recs[0].entropy <= math.log(len(reversal.vocab)) + 1e-4
+
+
+@pytest.mark.parametrize("clip", [0.0, 0.05])
+def test_gradient_norms_are_those_of_torch(reversal, clip):
+    """Per-block and total norms come from one foreach call; they equal inspect.grad_norms and
+    torch's total norm, and clipping leaves the total at `clip`."""
+    from explorer import inspect
+    model = tiny_model(reversal, n_decoder_layers=2)
+    [rec] = list(train_steps(model, reversal, quick(steps=1, grad_clip=clip)))
+    grads = [p.grad for p in model.parameters() if p.grad is not None]   # as the step left them
+    after = float(torch.nn.utils.get_total_norm(grads))
+    if clip:
+        assert rec.grad_norm > clip and after == pytest.approx(clip, rel=1e-4)
+    else:
+        assert after == pytest.approx(rec.grad_norm, rel=1e-6)
+        expected = inspect.grad_norms(inspect.grad_groups(model))
+        assert rec.grad_norms == pytest.approx(tuple(expected.values()), rel=1e-5)
+        assert all(g > 0 for g in rec.grad_norms)
+
+
+def test_by_length_batching_trains_on_unpadded_batches(reversal):
+    seen = []
+
+    class Spy:
+        def __getattr__(self, name):
+            return getattr(reversal, name)
+
+        def sample(self, batch_size, generator, by_length=False):
+            batch = reversal.sample(batch_size, generator, by_length=by_length)
+            seen.append(bool((batch.src != PAD).all()))
+            return batch
+    recs = list(train_steps(tiny_model(reversal), Spy(), quick(steps=12, batching="by-length")))
+    assert len(recs) == 12 and all(seen) and all(r.stopped is None for r in recs)
+    seen.clear()
+    list(train_steps(tiny_model(reversal), Spy(), quick(steps=12)))
+    assert not all(seen)   # uniform draws mix lengths, so some rows are padded
 
 
 @pytest.mark.parametrize("preset, attention", [("order", "enc_self"), ("order-vectors", "enc_self"),

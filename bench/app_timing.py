@@ -1,0 +1,169 @@
+"""The app as a class meets it: first paint after `streamlit run`, view changes, live training speed.
+
+    python bench/app_timing.py [--repeats 5] [--steps 300]
+
+1. First paint: seconds from starting `streamlit run app.py` to the Home page rendered in headless
+   Chromium (script finished, content drawn, every chart's SVG present). Chromium is launched first.
+2. View change: seconds from a click to the page settled again (script finished, charts drawn), for
+   a few everyday clicks: the Attention page's attention kind, its head picker; the Positional page's
+   d_model. Median over --repeats clicks each.
+3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
+   then the same configuration (read back from the saved run) trained headless in this process with
+   the same TrainConfig. Steps/s of each and the ratio.
+
+Nothing is asserted: this prints figures for bench/README.md. Run it on an otherwise idle machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
+RUNNING = "[data-testid=stApp][data-test-script-state=running]"
+DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
+                 && document.querySelector('[data-testid=stMain] h1')
+                 && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
+                    .every(el => el.querySelector('.main-svg'))"""
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"]
+TIMEOUT_MS = 120_000
+
+
+def start_server(port: int, runs: Path) -> subprocess.Popen:
+    env = {**os.environ, "EXPLORER_RUNS_DIR": str(runs)}
+    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
+           str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
+           "--server.fileWatcherType", "none"]
+    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_healthy(url: str) -> None:
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1):
+                return
+        except OSError:
+            time.sleep(0.05)
+    raise RuntimeError("the server did not come up")
+
+
+def settle(page) -> None:
+    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
+    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
+
+
+def click_and_settle(page, locator) -> float:
+    """Seconds from a click until the rerun it caused has finished and drawn."""
+    t0 = time.perf_counter()
+    locator.click()
+    try:  # the rerun may start and end before we look: then the short wait simply times out
+        page.wait_for_selector(RUNNING, timeout=1000)
+    except Exception:  # noqa: BLE001 - playwright's TimeoutError; nothing else can come from a wait
+        pass
+    settle(page)
+    return time.perf_counter() - t0
+
+
+def view_changes(page, url: str, repeats: int) -> dict[str, list[float]]:
+    times: dict[str, list[float]] = {}
+    page.goto(f"{url}/attention")
+    settle(page)
+    kinds = page.locator(".st-key-att_kind button")
+    names = [kinds.nth(i).inner_text() for i in range(kinds.count())]
+    times["attention: switch kind"] = [click_and_settle(page, kinds.nth(i % len(names))) for i in range(repeats)]
+    heads = []
+    for i in range(repeats):
+        page.wait_for_timeout(500)
+        settle(page)
+        page.locator(".st-key-att_head").get_by_role("combobox").click()
+        page.get_by_role("listbox").wait_for(timeout=10_000)
+        heads.append(click_and_settle(page, page.get_by_role("option", name=f"H{(i + 1) % 4}", exact=True)))
+    times["attention: pick a head"] = heads
+    page.goto(f"{url}/positional")
+    settle(page)
+    box = page.locator(".st-key-pe_d_model input")
+    pe = []
+    for i in range(repeats):
+        box.fill(str(32 + 16 * (i % 3)))
+        pe.append(click_and_settle(page, page.locator("[data-testid=stMain] h1")))  # blur commits the value
+    times["positional: change d_model"] = pe
+    return times
+
+
+def live_training(page, url: str, runs: Path, steps: int) -> tuple[float, float, int]:
+    from explorer import runs as runs_module
+    from explorer.config import ModelConfig
+    from explorer.model import build_model
+    from explorer.tasks import TaskConfig, make_task
+    from explorer.training import TrainConfig, train_steps
+
+    page.goto(f"{url}/train?train_steps={steps}")
+    settle(page)
+    page.locator(".st-key-train_start button:visible").click()
+    page.wait_for_selector("[data-testid=stAlertContentSuccess]:has-text('Finished')", timeout=600_000)
+    os.environ["EXPLORER_RUNS_DIR"] = str(runs)
+    (info,) = runs_module.list_runs()
+    live = info.steps / info.duration
+    # Headless: the very same configuration, read back from the run the app saved.
+    task = make_task(TaskConfig.from_dict(info.task))
+    cfg = TrainConfig.from_dict(info.train)
+    model = build_model(ModelConfig.from_dict(info.model), seed=cfg.seed)
+    t0 = time.perf_counter()
+    for _ in train_steps(model, task, cfg):
+        pass
+    headless = cfg.steps / (time.perf_counter() - t0)
+    return live, headless, cfg.steps
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--port", type=int, default=8599)
+    args = ap.parse_args()
+    from playwright.sync_api import sync_playwright
+
+    url = f"http://127.0.0.1:{args.port}"
+    runs = Path(tempfile.mkdtemp(prefix="explorer-bench-"))
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
+        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        t0 = time.perf_counter()
+        server = start_server(args.port, runs)
+        try:
+            wait_healthy(url)
+            healthy = time.perf_counter() - t0
+            page.goto(url)
+            settle(page)
+            first_paint = time.perf_counter() - t0
+            changes = view_changes(page, url, args.repeats)
+            live, headless, steps = live_training(page, url, runs, args.steps)
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+            browser.close()
+            shutil.rmtree(runs, ignore_errors=True)
+    print(f"cores={os.cpu_count()} load={os.getloadavg()[0]:.2f}")
+    print(f"first paint: {first_paint:.2f} s after `streamlit run` (server healthy at {healthy:.2f} s)")
+    for name, ts in changes.items():
+        print(f"view change, {name}: median {statistics.median(ts) * 1000:.0f} ms "
+              f"(min {min(ts) * 1000:.0f}, max {max(ts) * 1000:.0f}, n={len(ts)})")
+    print(f"live training ({steps} steps): {live:.1f} steps/s in the app, {headless:.1f} headless "
+          f"-> live keeps {live / headless:.0%}")
+
+
+if __name__ == "__main__":
+    main()
