@@ -131,11 +131,14 @@ class _SlotPool:
         self._running: set[SlotHolder] = set()
 
     def _grant(self) -> None:  # caller holds _cond; reads the limit now, so tests can change it
+        granted = False
         while self._waiting and len(self._running) < max(1, MAX_CONCURRENT_JOBS):
             job = self._waiting.popleft()
             self._running.add(job)
             job._granted()
-        self._cond.notify_all()
+            granted = True
+        if granted:  # waking the waiters for nothing made them wake each other in a busy loop
+            self._cond.notify_all()
 
     def enqueue(self, job: SlotHolder) -> None:
         with self._cond:

@@ -49,7 +49,7 @@ TRAIN_STEPS, TRAIN_BATCH, TRAIN_LR, TRAIN_WARMUP = "train_steps", "train_batch",
 TRAIN_SCHEDULE, TRAIN_SMOOTHING, TRAIN_CLIP = "train_schedule", "train_smoothing", "train_clip"
 TRAIN_SEED, TRAIN_THREADS = "train_seed", "train_threads"
 JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
-TRAIN_HEAD, TRAIN_FRAME = "train_head", "train_frame"  # live attention: (layer, head) or None = best; time-lapse
+TRAIN_HEAD, TRAIN_FRAME = "train_head", "train_frame"  # live attention: (layer, head) or "best"; time-lapse
 _JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
 TRAIN_ERROR = "_train_error"      # why the last Train / Resume click was refused, shown once
 TRAIN_FIGS = "_train_figs"        # figure name -> (what it shows, figure): the live view redraws only changes

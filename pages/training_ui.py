@@ -3,7 +3,8 @@ sidebar of every page.
 
 The job is an `explorer.jobs.TrainingJob`: its worker thread makes no Streamlit call. The session
 keeps it in `st.session_state[JOB]`, and a session-scoped resource remembers every job the tab
-started so that closing the tab stops them (its `on_release` runs when the session disconnects).
+started so that closing the tab stops them (its `on_release` runs when the session disconnects; a tab
+that reconnects within RECONNECT_GRACE_S keeps them).
 Pages poll a job from a fragment that reruns a few times a second while the job is active; when the
 job ends the fragment reruns the whole app, which draws it again without polling.
 """
@@ -14,6 +15,8 @@ import contextlib
 import copy
 import io
 import math
+import threading
+import weakref
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -60,6 +63,8 @@ POLL_S = 0.5            # the Train page's progress and numbers
 CHART_POLL_S = 2.0      # its curves; figures cost server and browser time (see pages/train.py)
 INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
 SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
+QUEUE_POLL_S = 2.0      # any view of a queued run: only its place in the queue changes (see poll)
+RECONNECT_GRACE_S = 3.0  # a tab whose connection comes back within this keeps its runs (see _release)
 MAX_WAITING = 6         # a longer queue refuses new runs: "try again in a minute"
 EVALS_PER_RUN = 25      # validation points on the curves
 SNAPSHOTS_PER_RUN = 60  # attention frames for the time-lapse
@@ -162,19 +167,42 @@ class _SessionJobs:
         self.jobs: list[TrainingJob] = []
 
     def add(self, job: TrainingJob) -> None:
-        self.jobs = [j for j in self.jobs if not j.ended] + [job]
+        self.jobs = [j for j in self.jobs if not j.ended and j is not job] + [job]
+        _WATCHER[job] = self
+
+
+# job -> the _SessionJobs of the connection that watches it now (a reconnected tab gets a new one).
+_WATCHER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
 def _release(holder: _SessionJobs) -> None:
-    """The tab closed: ask its workers to stop after their current step. No join: this runs on the
-    server's event loop, which must not wait; a worker that ends saves its run as usual."""
-    for job in holder.jobs:
-        job.stop()
+    """The tab's connection closed: its workers stop after their current step, RECONNECT_GRACE_S from
+    now, unless the session came back and adopted them meanwhile. Streamlit releases session resources
+    on every disconnect, a network blip included, and then resumes the same session when the browser
+    reconnects (~1 s): stopping at once stopped a run at every blip. No join and no wait here: this
+    runs on the server's event loop; a worker that ends saves its run as usual."""
+    def stop_orphans() -> None:
+        for job in holder.jobs:
+            if _WATCHER.get(job) is holder:
+                job.stop()
+
+    timer = threading.Timer(RECONNECT_GRACE_S, stop_orphans)
+    timer.daemon = True
+    timer.start()
 
 
 @st.cache_resource(scope="session", on_release=_release, show_spinner=False)
 def _session_jobs() -> _SessionJobs:
     return _SessionJobs()
+
+
+def adopt(job: TrainingJob) -> None:
+    """Watch an active job from this connection's resource: after a reconnect the session has a new
+    one, and a job nobody adopts within the grace stops. Called on every rerun and poll."""
+    if not job.ended:
+        holder = _session_jobs()
+        if _WATCHER.get(job) is not holder:
+            holder.add(job)
 
 
 def current_job() -> TrainingJob | None:
@@ -267,16 +295,24 @@ def finalize(job: TrainingJob) -> None:
 
 def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = POLL_S) -> None:
     """Draw body(job) in a fragment that reruns every `every` seconds while the job is active.
-    When it ends, offer its run and rerun the whole app: that draws the fragment without polling."""
-    active = not job.ended
+    When it ends, offer its run and rerun the whole app: that draws the fragment without polling.
+    A queued job polls every QUEUE_POLL_S at most and reruns the app once it leaves the queue, which
+    draws it at the running pace: with six tabs waiting at the running pace, their reruns took the
+    GIL from the one run training often enough to slow it 3-5x."""
+    drawn = job.status
 
     def live() -> None:
-        if active and job.ended:
+        adopt(job)
+        now = job.status
+        if now in ENDED and drawn not in ENDED:
             finalize(job)
+            st.rerun()
+        if drawn == "queued" and now != "queued":
             st.rerun()
         body(job)
 
-    st.fragment(run_every=every if active else None)(live)()
+    every = None if drawn in ENDED else max(every, QUEUE_POLL_S) if drawn == "queued" else every
+    st.fragment(run_every=every)(live)()
 
 
 # ----------------------------------------------------------------------------- saved runs
@@ -350,6 +386,7 @@ def job_status(page=None) -> None:
     job = current_job()
     if job is None:
         return
+    adopt(job)
     if job.ended:
         finalize(job)
     if getattr(page, "url_path", None) == TRAIN_URL:
