@@ -1,0 +1,306 @@
+"""A classroom on one real `streamlit run` server: eight browser sessions train at once, the slot pool
+queues the rest, each session keeps its own run; then faults: a tab closed mid-run, a server restarted.
+
+What is whose: a session's job, live numbers, curves and sidebar status belong to it alone; runs saved on
+disk (EXPLORER_RUNS_DIR) are the class's shared gallery, listed to everyone on the Runs page, where a
+session's own run says "disk + session" and the others' say "disk".
+
+The server's threads and memory are read from /proc (the server and any children); the figures are
+printed: run with `-s` to see them.
+"""
+
+import csv
+import json
+import re
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from pages import training_ui as tu
+from tests.test_browser import (  # noqa: F401 (fixture)
+    SHOTS,
+    WIDTH,
+    _fit_viewport,
+    _wait_rendered,
+    chromium,
+    streamlit_server,
+)
+from tests.test_browser_training import LAST_STEP, assert_no_exception, press
+
+pytestmark = pytest.mark.browser
+
+SESSIONS = 8
+SLOTS = 2                 # EXPLORER_MAX_JOBS: the server trains this many runs at once, the rest wait
+TINY = "cfg_d_model=16&cfg_d_ff=32&cfg_n_encoder_layers=1&cfg_n_decoder_layers=1&train_warmup=10"
+RUN_TIMEOUT_MS = 240_000  # eight runs on two slots of a busy 2-core machine
+MAX_RSS_MB = 2048
+# Streamlit 1.67 serves static files from AnyIO's thread pool, capped at 28 threads (its
+# ANYIO_STATIC_FILE_THREAD_TOKENS); a pool thread idle for 10 s exits.
+STATIC_POOL, STATIC_IDLE_S = 28, 10
+# Chromium would otherwise hand the Runs table's "Download as CSV" to a save dialog that never opens
+# headless; without the File System Access API it falls back to an ordinary download.
+PLAIN_DOWNLOADS = "delete Window.prototype.showSaveFilePicker; delete window.showSaveFilePicker;"
+# Keeps the page's websockets reachable, so a test can drop the connection as a network blip would.
+KEEP_SOCKETS = """(() => { const Native = window.WebSocket; window.__sockets = [];
+  window.WebSocket = class extends Native { constructor(...a) { super(...a); window.__sockets.push(this); } }; })();"""
+REGISTERED = ("[data-testid=stAlertContentInfo]:has-text('Waiting: position'), [data-testid=stMain] "
+              "[data-testid=stProgress], [data-testid=stAlertContentSuccess]:has-text('Finished')")
+
+
+def run_name(seed: int) -> str:
+    return f"reversal-fast-preLN-d16-seed{seed}"  # pages.training_ui.run_name for the default task
+
+
+# ------------------------------------------------------------------------------- the server's process
+def server_pid(url: str) -> int:
+    port = url.rsplit(":", 1)[1].encode()
+    for proc in Path("/proc").iterdir():
+        try:
+            args = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"streamlit" in b" ".join(args) and port in args:
+            return int(proc.name)
+    raise AssertionError(f"no streamlit process listens on {url}")
+
+
+def _family(pid: int) -> list[int]:
+    """pid and its descendants."""
+    children: dict[int, list[int]] = {}
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(ppid, []).append(int(proc.name))
+    out, todo = [], [pid]
+    while todo:
+        out.append(todo.pop())
+        todo += children.get(out[-1], [])
+    return out
+
+
+def usage(pid: int) -> tuple[int, int]:
+    """(threads, resident MB) of the server and its children."""
+    threads = rss_kb = 0
+    for p in _family(pid):
+        try:
+            status = dict(line.split(":", 1) for line in Path(f"/proc/{p}/status").read_text().splitlines())
+        except OSError:
+            continue
+        threads += int(status["Threads"])
+        rss_kb += int(status.get("VmRSS", "0 kB").split()[0])
+    return threads, rss_kb // 1024
+
+
+def settled(pid: int, below: int, seconds: float) -> tuple[int, int]:
+    """usage(pid) once its threads drop below `below`, or after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while (now := usage(pid))[0] >= below and time.monotonic() < deadline:
+        time.sleep(0.5)
+    return now
+
+
+class Peak:
+    """Samples usage(pid) a few times a second in a thread (reads /proc only, never Playwright)."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.threads, self.rss_mb = pid, 0, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.25):
+            threads, rss = usage(self.pid)
+            self.threads, self.rss_mb = max(self.threads, threads), max(self.rss_mb, rss)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+# ------------------------------------------------------------------------------------------ pages
+def open_sessions(chromium, url: str, paths: list[str]):  # noqa: F811 (the imported fixture)
+    """One browser context (a separate Streamlit session) per path, loaded together."""
+    contexts = [chromium.new_context(viewport={"width": WIDTH, "height": 900}) for _ in paths]
+    for context in contexts:
+        context.add_init_script(PLAIN_DOWNLOADS)
+        context.add_init_script(KEEP_SOCKETS)
+    try:
+        pages = [context.new_page() for context in contexts]
+        for page, path in zip(pages, paths):
+            page.goto(f"{url}/{path}", wait_until="commit")
+        for page in pages:
+            _wait_rendered(page)
+    except BaseException:
+        for context in contexts:
+            context.close()
+        raise
+    return contexts, pages
+
+
+def runs_table(page) -> list[dict]:
+    """The Runs page's table, as its "Download as CSV" button hands it out."""
+    grid = page.locator("[data-testid=stDataFrame]").first
+    grid.hover()  # the toolbar shows on hover
+    with page.expect_download(timeout=30_000) as download:
+        grid.locator("button[aria-label='Download as CSV']").click()
+    with open(download.value.path(), encoding="utf-8-sig") as f:
+        return list(csv.DictReader(f))
+
+
+def open_runs(page) -> list[dict]:
+    """Switch to the Runs page inside the same session (a fresh URL would start a new one)."""
+    page.locator("[data-testid=stSidebarNav] a:has-text('Runs')").click()
+    page.wait_for_selector("[data-testid=stMain] h1:has-text('Runs')", timeout=RUN_TIMEOUT_MS)
+    _wait_rendered(page)
+    assert_no_exception(page)
+    return runs_table(page)
+
+
+def saved_runs(runs_dir: Path) -> dict[str, dict]:
+    """Complete runs on disk (meta.json is written last), by folder name."""
+    out = {}
+    for meta in runs_dir.glob("*/meta.json"):
+        try:
+            out[meta.parent.name] = json.loads(meta.read_text())
+        except (OSError, ValueError):
+            continue  # being written
+    return out
+
+
+# ------------------------------------------------------------------------------------------ tests
+def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):  # noqa: F811
+    monkeypatch.setenv("EXPLORER_MAX_JOBS", str(SLOTS))
+    steps = [40 + 10 * i for i in range(SESSIONS)]  # distinct seeds and lengths: whose curve is whose shows
+    names = [run_name(i) for i in range(SESSIONS)]
+    with streamlit_server(tmp_path) as url:
+        pid = server_pid(url)
+        paths = [f"train?{TINY}&train_seed={i}&train_steps={steps[i]}" for i in range(SESSIONS)]
+        contexts, pages = open_sessions(chromium, url, paths[:1])  # the first page imports torch
+        try:
+            baseline, started = usage(pid), time.monotonic()
+            more_contexts, more_pages = open_sessions(chromium, url, paths[1:])
+            contexts, pages = contexts + more_contexts, pages + more_pages
+            all_open, loaded = usage(pid), time.monotonic()
+            queued: dict[int, int] = {}  # session -> the queue position it showed
+            with Peak(pid) as peak:
+                for page in pages:  # the whole class presses Train within a second or two
+                    press(page, "train_start")
+                for i, page in reversed(list(enumerate(pages))):  # the last in line waits longest
+                    page.wait_for_selector(REGISTERED, timeout=RUN_TIMEOUT_MS)
+                    waiting = page.locator("[data-testid=stAlertContentInfo]:has-text('Waiting: position')")
+                    if waiting.count():
+                        queued[i] = int(re.search(r"position (\d+)", waiting.inner_text()).group(1))
+                        if len(queued) == 1:
+                            SHOTS.mkdir(parents=True, exist_ok=True)
+                            page.screenshot(path=str(SHOTS / "classroom-queued.png"))
+                for i, page in enumerate(pages):
+                    page.wait_for_selector(f"[data-testid=stAlertContentSuccess]:has-text('Finished {steps[i]} "
+                                           f"steps; saved as run \\'{names[i]}\\'')", timeout=RUN_TIMEOUT_MS)
+            trained = time.monotonic()
+            # Sessions past the slots waited their turn, each told its place in the queue.
+            assert queued, "no session was ever queued: the slot pool let every run train at once"
+            assert all(0 < position <= SESSIONS - SLOTS for position in queued.values()), queued
+
+            for i, page in enumerate(pages):  # each session shows its own run, nobody else's
+                _wait_rendered(page)
+                assert_no_exception(page)
+                page.wait_for_function(f"({LAST_STEP})() === {steps[i]}", timeout=RUN_TIMEOUT_MS)
+                sidebar = page.locator("[data-testid=stSidebar]").inner_text()
+                assert f"Run finished at step {steps[i]}" in sidebar and names[i] in sidebar
+                assert not [n for n in names if n != names[i] and n in sidebar]
+                assert page.locator(".st-key-train_head input").first.input_value() == "Best match (follows the run)"
+            _fit_viewport(pages[-1])
+            pages[-1].screenshot(path=str(SHOTS / "classroom-finished.png"), full_page=True)
+            for i in (0, SESSIONS // 2, SESSIONS - 1):  # the shared gallery lists all, only its own as this session's
+                page = pages[i]
+                table = {row["Run"]: row for row in open_runs(page)}
+                assert set(table) == set(names)
+                assert {n: row["Saved"] for n, row in table.items()} == {
+                    n: "disk + session" if n == names[i] else "disk" for n in names}
+                assert int(table[names[i]]["Steps"]) == steps[i]
+            took = time.monotonic() - started
+            after = settled(pid, below=baseline[0] + SESSIONS // 2, seconds=STATIC_IDLE_S + 10)
+        finally:
+            for context in contexts:
+                context.close()
+    print(f"\nclassroom: {SESSIONS} sessions on {SLOTS} slots, all finished; queue positions shown {queued}; "
+          f"{took:.0f} s from the second page load to the last Runs check ({loaded - started:.0f} s loading, "
+          f"{trained - loaded:.0f} s training, {took - trained + started:.0f} s checking). Server threads: "
+          f"{baseline[0]} with one session, {all_open[0]} with {SESSIONS} open, peak {peak.threads} while "
+          f"training, {after[0]} after. RSS MB: {baseline[1]}, {all_open[1]}, peak {peak.rss_mb}, {after[1]} after")
+    assert peak.rss_mb < MAX_RSS_MB
+    # Per session at most one worker thread (while its run waits or trains) and one script thread (a
+    # rerun in flight), on top of the static-file pool. Nothing outlives the runs: a thread leaked per
+    # session would leave SESSIONS more than with one session.
+    assert peak.threads <= baseline[0] + STATIC_POOL + 2 * SESSIONS
+    assert after[0] < baseline[0] + SESSIONS // 2
+
+
+def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path, chromium, monkeypatch):  # noqa: F811
+    """(a) A dropped connection that comes back (a network blip) keeps the run training; closing the tab
+    stops its worker within 5 s: the session's on_release stops the job after a grace for reconnects,
+    and the job saves its run as "stopped". (b) A new server on the same runs folder lists that run and
+    loads it as the sidebar's model."""
+    monkeypatch.setenv("EXPLORER_MAX_JOBS", str(SLOTS))
+    runs_dir, steps = tmp_path / "runs", 20_000
+    with streamlit_server(tmp_path) as url:
+        paths = [f"train?{TINY}&train_steps={steps}", f"train?{TINY}&train_seed=1"]
+        contexts, (page, other) = open_sessions(chromium, url, paths)
+        try:
+            press(page, "train_start")
+            page.wait_for_function(f"({LAST_STEP})() > 0", timeout=RUN_TIMEOUT_MS)  # training for real
+
+            dropped = time.monotonic()
+            page.evaluate("window.__sockets.forEach(s => s.close())")  # Streamlit reconnects the same session
+            page.wait_for_selector("[data-testid=stApp][data-test-connection-state=CONNECTED]", timeout=30_000)
+            shown = page.evaluate(LAST_STEP)
+            page.wait_for_function(f"({LAST_STEP})() > {shown}", timeout=RUN_TIMEOUT_MS)  # still polled
+            time.sleep(max(0.0, dropped + tu.RECONNECT_GRACE_S + 1.0 - time.monotonic()))
+            assert not saved_runs(runs_dir), "the blip stopped the run (a stopped run is saved)"
+            assert page.locator("[data-testid=stMain] [data-testid=stProgress]").count() == 1
+
+            closed = time.monotonic()
+            contexts[0].close()
+            # 5 s is the promise; the extra second covers this loop's polling and the save itself
+            # (weights and metrics fsynced) on a busy disk, which the app does after the worker stops.
+            while not saved_runs(runs_dir) and time.monotonic() - closed < 6.0:
+                time.sleep(0.05)
+            stopped_after = time.monotonic() - closed
+            saved = saved_runs(runs_dir)
+            assert list(saved) == [run_name(0)], f"no run saved {stopped_after:.1f} s after the tab closed"
+            assert saved[run_name(0)]["status"] == "stopped" and 0 < saved[run_name(0)]["steps"] < steps
+            other.reload()  # a fresh rerun of the other session reads the pool
+            _wait_rendered(other)
+            assert "Server: 0 training, 0 waiting" in other.locator("[data-testid=stMain]").inner_text()
+        finally:
+            for context in contexts:
+                context.close()
+    print(f"\nclosed tab: worker stopped and its run saved {stopped_after:.2f} s after the tab closed "
+          f"(grace {tu.RECONNECT_GRACE_S:.0f} s; step {saved[run_name(0)]['steps']} of {steps})")
+
+    with streamlit_server(tmp_path) as url:  # the same EXPLORER_RUNS_DIR
+        name = run_name(0)
+        contexts, (runs_page, model_page) = open_sessions(
+            chromium, url, ["runs", f"attention?model_source=Trained+run&model_run={name}"])
+        try:
+            table = {row["Run"]: row for row in runs_table(runs_page)}
+            assert list(table) == [name] and table[name]["Saved"] == "disk"
+            assert int(table[name]["Steps"]) == saved[name]["steps"]
+            assert_no_exception(model_page)
+            sidebar = model_page.locator("[data-testid=stSidebar]").inner_text()
+            assert f"{name} · Encoder–decoder · d_model 16" in sidebar
+            _fit_viewport(model_page)
+            model_page.screenshot(path=str(SHOTS / "restart-attention.png"), full_page=True)
+        finally:
+            for context in contexts:
+                context.close()
