@@ -219,6 +219,13 @@ def attention_for(model: nn.Module, task: Task, src, tgt_in=None, pad: bool = Fa
         if kind == "dec_self":
             mask &= np.tri(len(q_lab), len(k_lab), dtype=bool)                       # causal: no future
         q_labels[kind], k_labels[kind], masks[kind], real_q[kind] = q_lab, k_lab, mask, q_real
+        # The decoder's fused causal kernel skips the padding mask (see model.EncoderDecoder.decode): a pad
+        # query then spreads weight over earlier pads. Nothing reads those rows; shown renormalised over
+        # the allowed keys, which is exactly the softmax with the padding mask (rows of real queries
+        # are unchanged: they never reach a pad).
+        kept = np.where(mask, patterns[kind], 0.0)
+        total = kept.sum(-1, keepdims=True)
+        patterns[kind] = np.divide(kept, total, out=kept, where=total > 0).astype(patterns[kind].dtype)
     want = task.expected_cross_attention(enc[:n_enc]) if "cross" in patterns else None
     if want is not None:
         expected["cross"] = _fit(np.asarray(want, dtype=float), len(dec), len(enc))

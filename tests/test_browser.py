@@ -2,7 +2,6 @@
 no exception; a full-page screenshot of each lands in tests/screenshots/ for a human to review."""
 
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -20,8 +19,6 @@ pytestmark = pytest.mark.browser
 ROOT = Path(__file__).resolve().parent.parent
 SHOTS = ROOT / "tests" / "screenshots"
 READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
 WIDTH = 1440
 TIMEOUT_MS = 90_000  # the first page of a fresh server imports torch and builds a task
 # True once no element waits for its code (skeletons) and every Plotly chart has drawn its SVG.
@@ -77,23 +74,6 @@ def streamlit_server(tmp: Path):
 def server(tmp_path_factory):
     with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
         yield url
-
-
-@pytest.fixture(scope="session")
-def chromium():
-    """Debian's Chromium through Playwright (named so as not to shadow pytest-playwright's `browser`)."""
-    executable = shutil.which("chromium")
-    if executable is None:
-        pytest.fail("chromium is not on PATH: the browser test drives Debian's Chromium "
-                    "(`apt-get install chromium`, as .ci/run does); it is never skipped")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        launched = p.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS)
-        try:
-            yield launched
-        finally:
-            launched.close()
 
 
 def _wait_rendered(page) -> None:

@@ -6,12 +6,11 @@ import re
 
 import pytest
 
-from tests.test_browser import (  # noqa: F401 (fixture)
+from tests.test_browser import (
     SHOTS,
     WIDTH,
     _fit_viewport,
     _wait_rendered,
-    chromium,
     streamlit_server,
 )
 
