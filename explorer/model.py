@@ -4,6 +4,8 @@ Internals are exposed through `HookPoint`s (identity modules) rather than extra 
 `explorer.inspect.capture` registers forward hooks on them. Attention computes the softmax
 explicitly only while someone listens to its pattern; otherwise it takes PyTorch's fused
 `scaled_dot_product_attention`. Both paths compute the same function (a test checks it).
+In training (`EncoderDecoder.forward`) a padded batch runs its position-wise layers on the real tokens
+only (`Packing`); every real position gets what it gets alone, unpadded (a test checks that too).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
+from .packing import Packing, _pack, _unpack
 from .positional import make_positional
 
 
@@ -172,32 +175,6 @@ def padding_mask(tokens: Tensor, pad_idx: int) -> Tensor | None:
     """(B, 1, 1, T) bool, True at real tokens; None when nothing is padded (the fastest path)."""
     keep = tokens != pad_idx
     return None if bool(keep.all()) else keep[:, None, None, :]
-
-
-class Packing:
-    """Where the real tokens of a right-padded batch sit. Position-wise layers (LayerNorm, projections,
-    FFN, output) run on those N rows only, a quarter less work at lengths 10-20; attention unpacks to
-    the padded (B, T, ...) layout and packs its output back. Same function, pads simply left out."""
-
-    def __init__(self, mask: Tensor) -> None:                           # (B, 1, 1, T) from padding_mask
-        self.b, self.t = mask.size(0), mask.size(-1)
-        self.idx = mask.flatten().nonzero().squeeze(1)                  # (N,) flat (row, position)
-
-    def pack(self, x: Tensor) -> Tensor:
-        return x.flatten(0, 1).index_select(0, self.idx)                # (B, T, *) -> (N, *)
-
-    def unpack(self, x: Tensor) -> Tensor:
-        """(N, *) -> (B, T, *), zeros at the pads."""
-        out = x.new_zeros(self.b * self.t, *x.shape[1:]).index_copy(0, self.idx, x)
-        return out.view(self.b, self.t, *x.shape[1:])
-
-
-def _unpack(packing: Packing | None, x: Tensor) -> Tensor:
-    return x if packing is None else packing.unpack(x)
-
-
-def _pack(packing: Packing | None, x: Tensor) -> Tensor:
-    return x if packing is None else packing.pack(x)
 
 
 def _record(hook: HookPoint, x: Tensor, packing: Packing | None) -> Tensor:

@@ -60,7 +60,7 @@ class TrainConfig:
     snapshot_every: int = 0      # 0 = off
     threads: int = 1
     spike_nats: float = 2.0      # stop when a loss exceeds the first step's by this many nats; 0 = off
-    batching: str = "random"     # one of BATCHING; "by-length": each batch one length, nothing padded
+    batching: str = "random"     # one of BATCHING; "by-length": each batch from one range of lengths (less padding)
 
     def __post_init__(self) -> None:
         for name, low in (("steps", 1), ("batch_size", 1), ("warmup", 0), ("seed", 0), ("eval_every", 0),

@@ -16,7 +16,6 @@ import copy
 import io
 import math
 import threading
-import weakref
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
@@ -24,6 +23,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import streamlit as st
+from streamlit import runtime
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer import runs
 from explorer.config import ModelConfig
@@ -63,8 +64,10 @@ POLL_S = 0.5            # the Train page's progress and numbers
 CHART_POLL_S = 2.0      # its curves; figures cost server and browser time (see pages/train.py)
 INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
 SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
-QUEUE_POLL_S = 2.0      # any view of a queued run: only its place in the queue changes (see poll)
-RECONNECT_GRACE_S = 3.0  # a tab whose connection comes back within this keeps its runs (see _release)
+QUEUE_POLL_S = 1.5      # any view of a queued run: only its place in the queue changes (see poll)
+# A tab whose connection comes back within this keeps its runs (see _release): a browser reconnects in
+# ~0.7 s. A closed tab's run must stop within 5 s, and the stop itself waits for the current step.
+RECONNECT_GRACE_S = 2.5
 MAX_WAITING = 6         # a longer queue refuses new runs: "try again in a minute"
 EVALS_PER_RUN = 25      # validation points on the curves
 SNAPSHOTS_PER_RUN = 60  # attention frames for the time-lapse
@@ -163,46 +166,78 @@ def _duration(seconds: float | None) -> str:
 class _SessionJobs:
     """The jobs one browser tab started (a list: a tab starts few)."""
 
-    def __init__(self) -> None:
+    def __init__(self, session_id: str | None = None) -> None:
+        self.session_id = session_id
         self.jobs: list[TrainingJob] = []
 
     def add(self, job: TrainingJob) -> None:
         self.jobs = [j for j in self.jobs if not j.ended and j is not job] + [job]
-        _WATCHER[job] = self
 
 
-# job -> the _SessionJobs of the connection that watches it now (a reconnected tab gets a new one).
-_WATCHER: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# Active jobs of a connection that closed, by session id, until the session comes back for them.
+_ORPHANS: dict[str | None, list[TrainingJob]] = {}
+_ORPHANS_LOCK = threading.Lock()
+
+
+def _session_id() -> str | None:
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else None
+
+
+def _connected(session_id: str | None) -> bool:
+    """Whether the session has a live connection (internal to Streamlit 1.67, not part of st.*)."""
+    return session_id is not None and runtime.exists() and runtime.get_instance().is_active_session(session_id)
 
 
 def _release(holder: _SessionJobs) -> None:
-    """The tab's connection closed: its workers stop after their current step, RECONNECT_GRACE_S from
-    now, unless the session came back and adopted them meanwhile. Streamlit releases session resources
-    on every disconnect, a network blip included, and then resumes the same session when the browser
-    reconnects (~1 s): stopping at once stopped a run at every blip. No join and no wait here: this
-    runs on the server's event loop; a worker that ends saves its run as usual."""
-    def stop_orphans() -> None:
-        for job in holder.jobs:
-            if _WATCHER.get(job) is holder:
-                job.stop()
+    """The tab's connection closed. Streamlit releases session resources on every disconnect, a network
+    blip included, and resumes the same session when the browser reconnects (~1 s): stopping at once
+    stopped a run at every blip. So the jobs stop after their current step RECONNECT_GRACE_S from now
+    unless the session is connected again by then (and it takes them back, `take_back`). No join and
+    no wait here: this runs on the server's event loop; a worker that ends saves its run as usual."""
+    active = [job for job in holder.jobs if not job.ended]
+    if active:
+        with _ORPHANS_LOCK:
+            _ORPHANS.setdefault(holder.session_id, []).extend(active)
+        _watch(holder.session_id, active)
 
-    timer = threading.Timer(RECONNECT_GRACE_S, stop_orphans)
+
+def _watch(session_id: str | None, jobs: list[TrainingJob]) -> None:
+    def check() -> None:
+        left = [job for job in jobs if not job.ended]
+        connected = _connected(session_id)
+        if not left:
+            return
+        with _ORPHANS_LOCK:
+            waiting = [job for job in _ORPHANS.get(session_id, []) if job in left]
+            if not connected:
+                _ORPHANS[session_id] = [job for job in _ORPHANS.pop(session_id, []) if job not in left]
+                if not _ORPHANS[session_id]:
+                    del _ORPHANS[session_id]
+        if not connected:  # gone: stop them, even if a rerun in flight at the close took them back
+            for job in left:
+                job.stop()
+        elif waiting:  # back, but has not rerun yet to take them: look again later
+            _watch(session_id, waiting)
+
+    timer = threading.Timer(RECONNECT_GRACE_S, check)
     timer.daemon = True
     timer.start()
 
 
 @st.cache_resource(scope="session", on_release=_release, show_spinner=False)
 def _session_jobs() -> _SessionJobs:
-    return _SessionJobs()
+    return _SessionJobs(_session_id())
 
 
-def adopt(job: TrainingJob) -> None:
-    """Watch an active job from this connection's resource: after a reconnect the session has a new
-    one, and a job nobody adopts within the grace stops. Called on every rerun and poll."""
-    if not job.ended:
-        holder = _session_jobs()
-        if _WATCHER.get(job) is not holder:
-            holder.add(job)
+def take_back() -> None:
+    """After a reconnect, this session takes back the jobs its last connection left (called on every
+    rerun and poll), so that closing the tab later stops them."""
+    holder = _session_jobs()
+    if holder.session_id in _ORPHANS and _connected(holder.session_id):
+        with _ORPHANS_LOCK:
+            for job in _ORPHANS.pop(holder.session_id, []):
+                holder.add(job)
 
 
 def current_job() -> TrainingJob | None:
@@ -302,7 +337,7 @@ def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = P
     drawn = job.status
 
     def live() -> None:
-        adopt(job)
+        take_back()
         now = job.status
         if now in ENDED and drawn not in ENDED:
             finalize(job)
@@ -383,10 +418,10 @@ def job_status(page=None) -> None:
     """The sidebar's line about this session's run, on every page (app.py draws it with the page
     about to run). On the Train page it does not poll: the page's own live view does, and reruns
     the app when the job ends."""
+    take_back()
     job = current_job()
     if job is None:
         return
-    adopt(job)
     if job.ended:
         finalize(job)
     if getattr(page, "url_path", None) == TRAIN_URL:
