@@ -88,9 +88,13 @@ def view_changes(page, url: str, repeats: int) -> dict[str, list[float]]:
     for i in range(repeats):
         page.wait_for_timeout(500)
         settle(page)
-        page.locator(".st-key-att_head").get_by_role("combobox").click()
-        page.get_by_role("listbox").wait_for(timeout=10_000)
-        heads.append(click_and_settle(page, page.get_by_role("option", name=f"H{(i + 1) % 4}", exact=True)))
+        box = page.locator(".st-key-att_head").get_by_role("combobox")
+        box.click()
+        head = f"H{(i + 1) % 4}"
+        box.press_sequentially(head)  # typing filters the list (a click alone may leave it closed)
+        option = page.get_by_role("option", name=head, exact=True)
+        option.wait_for(timeout=10_000)
+        heads.append(click_and_settle(page, option))
     times["attention: pick a head"] = heads
     page.goto(f"{url}/positional")
     settle(page)
