@@ -233,8 +233,11 @@ def _session_jobs() -> _SessionJobs:
 def take_back() -> None:
     """After a reconnect, this session takes back the jobs its last connection left (called on every
     rerun and poll), so that closing the tab later stops them."""
+    session_id = _session_id()
+    if session_id not in _ORPHANS or not _connected(session_id):  # nearly always: nothing to take back
+        return
     holder = _session_jobs()
-    if holder.session_id in _ORPHANS and _connected(holder.session_id):
+    if holder.session_id in _ORPHANS:
         with _ORPHANS_LOCK:
             for job in _ORPHANS.pop(holder.session_id, []):
                 holder.add(job)

@@ -4,7 +4,9 @@ budget do, results survive the cache and CSV, the sweep fills its grid, and the 
 import dataclasses
 import json
 import math
+import sys
 import threading
+import types
 
 import pandas as pd
 import plotly.graph_objects as go
@@ -140,7 +142,10 @@ def test_sweep_fills_its_grid_and_reports_invalid_cells():
     assert len(z) == 3 and len(z[0]) == 2  # rows: y values, columns: x values
 
 
-def test_process_executor_returns_every_cell():
+def test_process_executor_returns_every_cell(monkeypatch):
+    # A spawned worker re-runs the parent's __main__ by path. Under the CLI that is explorer's __main__;
+    # inside this test process Streamlit's AppTest has left app.py there, which a worker must not run.
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
     assert sorted(ProcessExecutor(max_workers=1).map(math.sqrt, [1.0, 4.0, 9.0])) == [1.0, 2.0, 3.0]
 
 
