@@ -32,7 +32,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
-RUNNING = "[data-testid=stApp][data-test-script-state=running]"
 DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
                  && document.querySelector('[data-testid=stMain] h1')
                  && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
@@ -66,15 +65,26 @@ def settle(page) -> None:
     page.wait_for_selector(READY, timeout=TIMEOUT_MS)
 
 
+WATCH = """() => { const app = document.querySelector('[data-testid=stApp]'); window.__ran = false;
+  window.__watch && window.__watch.disconnect();
+  window.__watch = new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running') window.__ran = true; });
+  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+PAINTED = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"  # a frame drawn
+RAN = """() => window.__ran && document.querySelector('[data-testid=stApp]')
+                  .getAttribute('data-test-script-state') === 'notRunning'"""
+
+
 def click_and_settle(page, locator) -> float:
-    """Seconds from a click until the rerun it caused has finished and drawn."""
+    """Seconds from a click until the rerun it caused has finished and drawn. A MutationObserver set
+    before the click sees the script start however briefly it runs (polling for it could miss a fast
+    rerun and then wait out its timeout)."""
+    page.evaluate(WATCH)
     t0 = time.perf_counter()
     locator.click()
-    try:  # the rerun may start and end before we look: then the short wait simply times out
-        page.wait_for_selector(RUNNING, timeout=1000)
-    except Exception:  # noqa: BLE001 - playwright's TimeoutError; nothing else can come from a wait
-        pass
-    settle(page)
+    page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
+    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
+    page.evaluate(PAINTED)
     return time.perf_counter() - t0
 
 
