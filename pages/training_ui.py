@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import io
+import logging
 import math
 import threading
 import zipfile
@@ -174,6 +175,8 @@ class _SessionJobs:
         self.jobs = [j for j in self.jobs if not j.ended and j is not job] + [job]
 
 
+log = logging.getLogger(__name__)
+
 # Active jobs of a connection that closed, by session id, until the session comes back for them.
 _ORPHANS: dict[str | None, list[TrainingJob]] = {}
 _ORPHANS_LOCK = threading.Lock()
@@ -215,6 +218,8 @@ def _watch(session_id: str | None, jobs: list[TrainingJob]) -> None:
                 if not _ORPHANS[session_id]:
                     del _ORPHANS[session_id]
         if not connected:  # gone: stop them, even if a rerun in flight at the close took them back
+            log.warning("session %s still disconnected %.1f s after its connection closed: stopping %s",
+                        session_id, RECONNECT_GRACE_S, ", ".join(str(getattr(job, "name", job)) for job in left))
             for job in left:
                 job.stop()
         elif waiting:  # back, but has not rerun yet to take them: look again later

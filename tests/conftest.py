@@ -13,8 +13,11 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
+# Every page a test opens stands for a student's own foreground tab: no timer throttling of the pages a
+# headless browser considers in the background (the classroom test opens eight at once).
 CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
+                 "--disable-component-update", "--no-first-run", "--disable-background-timer-throttling",
+                 "--disable-renderer-backgrounding", "--disable-backgrounding-occluded-windows"]
 
 
 @pytest.fixture(scope="session")

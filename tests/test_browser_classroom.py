@@ -166,13 +166,19 @@ def open_runs(page) -> list[dict]:
 
 def wait_finished(page, text: str, shot: str) -> None:
     """Wait for the success alert; on a timeout keep a screenshot and say what the page shows instead."""
+    wait_shown(page, f"[data-testid=stAlertContentSuccess]:has-text('{text}')", shot)
+
+
+def wait_shown(page, selector: str, shot: str) -> None:
+    """Wait for selector; on a timeout keep a screenshot and say what the page shows instead."""
     try:
-        page.wait_for_selector(f"[data-testid=stAlertContentSuccess]:has-text('{text}')", timeout=RUN_TIMEOUT_MS)
+        page.wait_for_selector(selector, timeout=RUN_TIMEOUT_MS)
     except Exception:
         page.screenshot(path=str(SHOTS / f"classroom-timeout-{shot}.png"))
-        shown = page.locator("[data-testid=stMain]").locator("[data-testid=stAlert], [data-testid=stProgress]")
+        shown = page.locator("[data-testid=stMain]").locator(
+            "[data-testid=stAlert], [data-testid=stProgress], .st-key-train_start button")
         state = page.locator("[data-testid=stApp]")
-        pytest.fail(f"{shot} never showed {text!r}; it shows {shown.all_inner_texts()}, connection "
+        pytest.fail(f"{shot} never showed {selector!r}; it shows {shown.all_inner_texts()}, connection "
                     f"{state.get_attribute('data-test-connection-state')}, script "
                     f"{state.get_attribute('data-test-script-state')}")
 
@@ -207,7 +213,7 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                 for page in pages:  # the whole class presses Train within a second or two
                     press(page, "train_start")
                 for i, page in reversed(list(enumerate(pages))):  # the last in line waits longest
-                    page.wait_for_selector(REGISTERED, timeout=RUN_TIMEOUT_MS)
+                    wait_shown(page, REGISTERED, f"registered-{i}")
                     waiting = page.locator("[data-testid=stAlertContentInfo]:has-text('Waiting: position')")
                     if waiting.count():
                         queued[i] = int(re.search(r"position (\d+)", waiting.inner_text()).group(1))
