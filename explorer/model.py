@@ -72,7 +72,7 @@ class MultiHeadAttention(nn.Module):
                                                  dropout_p=self.dropout if self.training else 0.0)
         b, _, tq, _ = out.shape
         out = out.transpose(1, 2).reshape(b, tq, d)                     # (B, Tq, d_model)
-        return self.out_proj(out if packing is None else packing.pack(out))
+        return self.out_proj(_pack(packing, out))
 
     def _explicit(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> Tensor:
         scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)       # (B, H, Tq, Tk)

@@ -74,12 +74,6 @@ class Recipe:
         return task.model_config(self.model)
 
 
-def _train(steps: int, lr: float, warmup: int = 50, batch_size: int = 64, seed: int = 0, **kw) -> TrainConfig:
-    # eval only at the last step, so the recorded seconds are training; one thread for determinism
-    return TrainConfig(steps=steps, batch_size=batch_size, lr=lr, warmup=warmup, schedule="cosine",
-                       grad_clip=1.0, beta2=0.98, seed=seed, eval_every=0, threads=1, **kw)
-
-
 def _preset(name: str) -> tuple[TaskConfig, ModelConfig, TrainConfig]:
     """A task preset with its recommended recipe (explorer.recipes): one source for the app and the builds."""
     overrides, train = recommended(name)
@@ -103,7 +97,7 @@ RECIPES: tuple[Recipe, ...] = (
            Quality(EXACT, min=0.99)),
     Recipe("reversal-fast-rope", "reversal-fast with rotary positions (RoPE) in self-attention; "
            "relative positions only, so it needs more steps to find where a sequence ends.",
-           _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="rope"), _train(2000, 5e-3),
+           _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="rope"), _REVERSAL_TRAIN.replace(steps=2000, lr=5e-3),
            Quality(EXACT, min=0.99)),
     Recipe("reversal-seed", "The chapter's exercise 2.3 setting: reverses 10-20 integers in 1..100.",
            *_preset("reversal-seed"), Quality(EXACT, min=0.99)),

@@ -51,5 +51,4 @@ def recommended(preset: str) -> tuple[dict, TrainConfig]:
     return dict(overrides), train
 
 
-
 __all__ = ["RECOMMENDED", "recommended"]

@@ -392,7 +392,7 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
     model.train()
     while state.step < cfg.steps:
         start, step, lr = time.perf_counter(), state.step + 1, lr_at(state.step, cfg)
-        batch = task.sample(cfg.batch_size, state.generator, **({"by_length": True} if by_length else {}))
+        batch = task.sample(cfg.batch_size, state.generator, by_length=by_length)
         with _dropout_rng(model, cfg.seed, step):
             logits = kind.logits(model, batch)
         loss, stats = _loss_and_stats(logits, kind.target(batch), cfg.label_smoothing, kind.ignore_index)

@@ -206,24 +206,26 @@ def _release(holder: _SessionJobs) -> None:
 
 
 def _watch(session_id: str | None, jobs: list[TrainingJob]) -> None:
+    """RECONNECT_GRACE_S from now: stop the jobs if their session is still disconnected; if it is back
+    but has not rerun yet to take them (`take_back`), look again later."""
     def check() -> None:
         left = [job for job in jobs if not job.ended]
-        connected = _connected(session_id)
         if not left:
             return
-        with _ORPHANS_LOCK:
-            waiting = [job for job in _ORPHANS.get(session_id, []) if job in left]
-            if not connected:
-                _ORPHANS[session_id] = [job for job in _ORPHANS.pop(session_id, []) if job not in left]
-                if not _ORPHANS[session_id]:
-                    del _ORPHANS[session_id]
-        if not connected:  # gone: stop them, even if a rerun in flight at the close took them back
-            log.warning("session %s still disconnected %.1f s after its connection closed: stopping %s",
-                        session_id, RECONNECT_GRACE_S, ", ".join(str(getattr(job, "name", job)) for job in left))
-            for job in left:
-                job.stop()
-        elif waiting:  # back, but has not rerun yet to take them: look again later
-            _watch(session_id, waiting)
+        if _connected(session_id):
+            with _ORPHANS_LOCK:
+                waiting = [job for job in _ORPHANS.get(session_id, []) if job in left]
+            if waiting:
+                _watch(session_id, waiting)
+            return
+        with _ORPHANS_LOCK:  # gone: forget them, even if a rerun in flight at the close took them back
+            rest = [job for job in _ORPHANS.pop(session_id, []) if job not in left]
+            if rest:
+                _ORPHANS[session_id] = rest
+        log.warning("session %s still disconnected %.1f s after its connection closed: stopping %s",
+                    session_id, RECONNECT_GRACE_S, ", ".join(str(getattr(job, "name", job)) for job in left))
+        for job in left:
+            job.stop()
 
     timer = threading.Timer(RECONNECT_GRACE_S, check)
     timer.daemon = True
@@ -242,10 +244,9 @@ def take_back() -> None:
     if session_id not in _ORPHANS or not _connected(session_id):  # nearly always: nothing to take back
         return
     holder = _session_jobs()
-    if holder.session_id in _ORPHANS:
-        with _ORPHANS_LOCK:
-            for job in _ORPHANS.pop(holder.session_id, []):
-                holder.add(job)
+    with _ORPHANS_LOCK:
+        for job in _ORPHANS.pop(session_id, []):
+            holder.add(job)
 
 
 def current_job() -> TrainingJob | None:

@@ -1,5 +1,5 @@
 """A classroom on one real `streamlit run` server: eight browser sessions train at once, the slot pool
-queues the rest, each session keeps its own run; then faults: a tab closed mid-run, a server restarted.
+queues the rest, each session keeps its own run (the faults are in test_browser_faults.py).
 
 What is whose: a session's job, live numbers, curves and sidebar status belong to it alone; runs saved on
 disk (EXPLORER_RUNS_DIR) are the class's shared gallery, listed to everyone on the Runs page, where a

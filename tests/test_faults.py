@@ -2,7 +2,8 @@
 through a save leaves the old run or checkpoint, never a corrupt one; runs waiting for a training slot
 sleep instead of waking each other (they starved the running job of the GIL).
 
-The browser-level faults (a tab closed mid-run, a server restarted) are in test_browser_classroom.py.
+The browser-level faults (a network blip, a tab closed mid-run, a server restarted) are in
+test_browser_faults.py.
 """
 
 import os

@@ -154,11 +154,11 @@ def test_an_exception_in_the_worker_fails_the_job_with_its_message(make_job):
     broken = make_task(TASK)
     real, calls = broken.sample, []
 
-    def sample(batch_size, generator):
+    def sample(batch_size, generator, by_length=False):
         calls.append(batch_size)
         if len(calls) > 3:
             raise RuntimeError("the batch source broke")
-        return real(batch_size, generator)
+        return real(batch_size, generator, by_length)
 
     broken.sample = sample
     job = make_job(broken, quick())

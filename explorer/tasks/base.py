@@ -182,10 +182,9 @@ class Task:
         return _trim(_take(self.train, idx))
 
     def _length_buckets(self) -> tuple[list[torch.Tensor], torch.Tensor]:
-        """(row indices per bucket, bucket of every row) of the training split, cached."""
-        key = (self.train, self.length_buckets)
+        """(row indices per bucket, bucket of every row) of the training split, cached per bucket count."""
         cached = getattr(self, "_buckets", None)
-        if cached is not None and cached[0][0] is key[0] and cached[0][1] == key[1]:
+        if cached is not None and cached[0] == self.length_buckets:
             return cached[1]
         x = self.train.src if self.train.src is not None else self.train.tgt_in
         lengths = torch.zeros(len(x), dtype=torch.long) if x.is_floating_point() else (x != PAD).sum(1)
@@ -194,7 +193,7 @@ class Task:
         group = (before * self.length_buckets) // len(x)   # contiguous ranges of about equal row counts
         bucket_of = torch.unique(group, return_inverse=True)[1][length_id]
         rows = [torch.nonzero(bucket_of == b).flatten() for b in range(int(bucket_of.max()) + 1)]
-        self._buckets = (key, (rows, bucket_of))
+        self._buckets = (self.length_buckets, (rows, bucket_of))
         return rows, bucket_of
 
     def iter_val(self, batch_size: int) -> Iterator[Batch]:
