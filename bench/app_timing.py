@@ -21,49 +21,18 @@ import argparse
 import os
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
-DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
-                 && document.querySelector('[data-testid=stMain] h1')
-                 && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
-                    .every(el => el.querySelector('.main-svg'))"""
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--no-first-run"]
-TIMEOUT_MS = 120_000
-
-
-def start_server(port: int, runs: Path) -> subprocess.Popen:
-    env = {**os.environ, "EXPLORER_RUNS_DIR": str(runs)}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true", "--server.port",
-           str(port), "--server.address", "127.0.0.1", "--browser.gatherUsageStats", "false",
-           "--server.fileWatcherType", "none"]
-    return subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def wait_healthy(url: str) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=1):
-                return
-        except OSError:
-            time.sleep(0.05)
-    raise RuntimeError("the server did not come up")
-
-
-def settle(page) -> None:
-    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
-    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
-    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
-
+# The browser tests' harness: the same server launch, readiness checks and Chromium flags.
+from tests.conftest import CHROMIUM_ARGS  # noqa: E402
+from tests.test_browser import DRAWN, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
+from tests.test_browser import _wait_rendered as settle  # noqa: E402
 
 WATCH = """() => { const app = document.querySelector('[data-testid=stApp]'); window.__ran = false;
   window.__watch && window.__watch.disconnect();
@@ -155,30 +124,25 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=800)
-    ap.add_argument("--port", type=int, default=8599)
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
-    url = f"http://127.0.0.1:{args.port}"
-    runs = Path(tempfile.mkdtemp(prefix="explorer-bench-"))
+    tmp = Path(tempfile.mkdtemp(prefix="explorer-bench-"))
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
-        page = browser.new_page(viewport={"width": 1440, "height": 1000})
+        page = browser.new_page(viewport={"width": WIDTH, "height": 1000})
         t0 = time.perf_counter()
-        server = start_server(args.port, runs)
         try:
-            wait_healthy(url)
-            healthy = time.perf_counter() - t0
-            page.goto(url)
-            settle(page)
-            first_paint = time.perf_counter() - t0
-            changes = view_changes(page, url, args.repeats)
-            info, live = live_training(page, url, runs, args.steps)
+            with streamlit_server(tmp) as url:
+                healthy = time.perf_counter() - t0
+                page.goto(url)
+                settle(page)
+                first_paint = time.perf_counter() - t0
+                changes = view_changes(page, url, args.repeats)
+                info, live = live_training(page, url, tmp / "runs", args.steps)
         finally:
-            server.terminate()
-            server.wait(timeout=30)
             browser.close()
-            shutil.rmtree(runs, ignore_errors=True)
+            shutil.rmtree(tmp, ignore_errors=True)
     headless, steps = headless_training(info), info.steps
     print(f"cores={os.cpu_count()} load={os.getloadavg()[0]:.2f}")
     print(f"first paint: {first_paint:.2f} s after `streamlit run` (server healthy at {healthy:.2f} s)")

@@ -42,8 +42,8 @@ from explorer.config import ModelConfig  # noqa: E402
 from explorer.model import build_model  # noqa: E402
 from explorer.pretrain import held_out_task  # noqa: E402
 from explorer.recipes import recommended  # noqa: E402
-from explorer.tasks import TASK_PRESETS, Batch, make_task  # noqa: E402
-from explorer.training import KINDS, TrainConfig, train_steps  # noqa: E402
+from explorer.tasks import TASK_PRESETS, make_task  # noqa: E402
+from explorer.training import TrainConfig, evaluate, train_steps  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HELD_OUT = 500
@@ -116,33 +116,13 @@ def apply_model_levers(model, variant: dict) -> None:
             raise SystemExit(f"init={init!r}: choose normal or small-out")
 
 
-def _rows(batch: Batch, sl: slice) -> Batch:
-    return Batch(*(None if t is None else t[sl] for t in dataclasses.astuple(batch)))
-
-
-@torch.inference_mode()
 def held_out_scores(model, task) -> tuple[float, float | None]:
     """(teacher-forced token accuracy, greedy exact match) on the first HELD_OUT rows; exact match is
     None while the token accuracy is below GREEDY_FROM (greedy decoding is slow)."""
-    kind = KINDS[task.kind]
-    was = model.training
-    model.eval()
-    batches = [_rows(task.val, slice(s, min(s + 250, HELD_OUT))) for s in range(0, HELD_OUT, 250)]
-    right = real = hits = count = 0
-    outputs = []
-    for batch in batches:
-        logits, target = kind.logits(model, batch), kind.target(batch)
-        keep = torch.ones_like(target, dtype=torch.bool) if kind.ignore_index is None else target != kind.ignore_index
-        right += int(((logits.argmax(-1) == target) & keep).sum())
-        real += int(keep.sum())
-        outputs.append(logits)
-    tok = right / real
-    if tok >= GREEDY_FROM:
-        for batch, logits in zip(batches, outputs):
-            h, c = kind.exact(model, batch, logits)
-            hits, count = hits + h, count + c
-    model.train(was)
-    return tok, (hits / count if count else None)
+    scores = evaluate(model, task, HELD_OUT, batch_size=250, exact=False)
+    if scores["val_token_acc"] >= GREEDY_FROM:
+        scores = evaluate(model, task, HELD_OUT, batch_size=250)
+    return scores["val_token_acc"], scores["val_exact"]
 
 
 def spikes(losses: list[float], alpha: float = 0.1, rise: float = 0.3) -> tuple[int, float]:
@@ -171,7 +151,6 @@ def dips(held: list[float], drop: float = 0.05) -> int:
 def run(preset: str, variant: dict, seed: int, eval_every: int, full: bool, label: str) -> dict:
     model, task, cfg = setup(preset, variant, seed)
     held = held_out_task(TASK_PRESETS[preset])
-    held.val = _rows(held.val, slice(0, HELD_OUT))
     rows, load, exact, cpu = [], os.getloadavg()[0], None, 0.0
     steps = train_steps(model, task, cfg)
     while True:

@@ -296,3 +296,5 @@ def test_evaluate_counts_exact_matches_with_greedy_decoding(reversal):
     assert set(out) == {"val_loss", "val_token_acc", "val_exact"}
     assert out["val_exact"] == 0.0 and out["val_loss"] > 1.0   # untrained: nothing is reversed
     assert model.training  # the trainer's mode is left as it was
+    quick_eval = evaluate(model, reversal, max_examples=30, batch_size=7, exact=False)  # no greedy decoding
+    assert quick_eval == {**out, "val_exact": None}
