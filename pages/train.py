@@ -224,7 +224,7 @@ st.markdown("Pick a task, a model and the training settings, then press **Train*
             "is in the page's address, so a link opens the same setup.")
 with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
-    top = st.columns([2, 1, 3], vertical_alignment="bottom")
+    top = st.columns([2, 1.4, 2.6], vertical_alignment="bottom")  # the button's label fits at 1440 px
     with top[0]:
         task = ui.task_picker()
     preset = ui.state_value(ui.TASK, ui.DEFAULT_TASK)
