@@ -134,6 +134,8 @@ def open_sessions(chromium, url: str, paths: list[str]):
         context.add_init_script(KEEP_SOCKETS)
     try:
         pages = [context.new_page() for context in contexts]
+        for page in pages:  # a renderer that dies closes the session's connection: say so if it happens
+            page.on("crash", lambda page=page: setattr(page, "crashed", True))
         for page, path in zip(pages, paths):
             page.goto(f"{url}/{path}", wait_until="commit")
         for page in pages:
@@ -178,6 +180,9 @@ def wait_shown(page, selector: str, shot: str) -> None:
         shown = page.locator("[data-testid=stMain]").locator(
             "[data-testid=stAlert], [data-testid=stProgress], .st-key-train_start button")
         state = page.locator("[data-testid=stApp]")
+        if getattr(page, "crashed", False):
+            pytest.fail(f"{shot}: Chromium's renderer for this page crashed (the browser, not the app); the "
+                        "server then stopped the session's run as for a closed tab")
         pytest.fail(f"{shot} never showed {selector!r}; it shows {shown.all_inner_texts()}, connection "
                     f"{state.get_attribute('data-test-connection-state')}, script "
                     f"{state.get_attribute('data-test-script-state')}")
