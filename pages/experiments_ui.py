@@ -21,6 +21,7 @@ from explorer.experiments import EXPERIMENTS, Experiment, Result, cache_key, cac
 from explorer.experiments.sweep import AXES
 from explorer.jobs import pool_counts
 from explorer.tasks import TASK_PRESETS
+from pages.frame import live_fragment
 from pages.state import EXP_BUDGET, EXP_ERROR, EXP_JOB, EXP_NAME, EXP_PARAM, EXP_SHOWN
 from pages.training_ui import _session_jobs  # the tab-close hook that stops a session's jobs
 
@@ -205,7 +206,7 @@ def poll(job: ExperimentJob, body: Callable[[ExperimentJob], None]) -> None:
             st.rerun()
         body(job)
 
-    st.fragment(run_every=POLL_S if was_active else None)(live)()
+    live_fragment(live, POLL_S if was_active else None)
 
 
 def sidebar_status(page=None) -> None:

@@ -9,6 +9,7 @@ once per server start (and once per AppTest run, which resets the mode each time
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from contextlib import contextmanager
 
 import streamlit as st
@@ -31,3 +32,32 @@ def require_app() -> None:
     if not st.session_state.get(APP_RUNNING):
         PagesManager.uses_pages_directory = False
         st.rerun()
+
+
+def live_fragment(draw: Callable[[], None], every: float | None) -> None:
+    """Draw `draw()` as a fragment that reruns itself every `every` seconds, or, with every=None, only
+    when one of its own widgets changes.
+
+    Two guards against a race in Streamlit 1.67's browser side that blanked a page (React unmounts the
+    app on "Bad delta path index 8 (should be between [0, 6])"; seen in one of five runs of the
+    eight-session test): a full rerun's clean-up of stale elements can drop the container of a fragment
+    whose timer rerun landed next to it, and the next rerun of a fragment further down the page then
+    writes past the end of the page.
+    - Each fragment sits alone in a container the full run draws, so it is always child 0 there: a
+      dropped fragment comes back on its next rerun instead of addressing a position that is gone.
+    - A fragment that no longer polls is another function (Streamlit keys a fragment on its function's
+      name and position), so a timer rerun still in flight for the polling one finds nothing to run and
+      cannot race the full rerun that drew it for the last time.
+    """
+
+    def polling() -> None:
+        draw()
+
+    def still() -> None:
+        draw()
+
+    with st.container():
+        if every is None:
+            st.fragment(still)()
+        else:
+            st.fragment(run_every=every)(polling)()

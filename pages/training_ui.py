@@ -34,6 +34,7 @@ from explorer.model import build_model
 from explorer.runs import safe_name
 from explorer.tasks import Task
 from explorer.training import SCHEDULES, TrainConfig
+from pages.frame import live_fragment
 from pages.state import (
     _DISK_RUNS,
     _JOB_DONE,
@@ -355,8 +356,7 @@ def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = P
             st.rerun()
         body(job)
 
-    every = None if drawn in ENDED else max(every, QUEUE_POLL_S) if drawn == "queued" else every
-    st.fragment(run_every=every)(live)()
+    live_fragment(live, None if drawn in ENDED else max(every, QUEUE_POLL_S) if drawn == "queued" else every)
 
 
 # ----------------------------------------------------------------------------- saved runs

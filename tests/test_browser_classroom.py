@@ -136,6 +136,10 @@ def open_sessions(chromium, url: str, paths: list[str]):
         pages = [context.new_page() for context in contexts]
         for page in pages:  # a renderer that dies closes the session's connection: say so if it happens
             page.on("crash", lambda page=page: setattr(page, "crashed", True))
+            page.errors = []  # the page's uncaught errors and console errors, for a failure's message
+            page.on("pageerror", lambda err, page=page: page.errors.append(f"uncaught: {err}"))
+            page.on("console", lambda msg, page=page: msg.type == "error" and page.errors.append(
+                f"console: {msg.text[:500]}"))
         for page, path in zip(pages, paths):
             page.goto(f"{url}/{path}", wait_until="commit")
         for page in pages:
@@ -177,15 +181,18 @@ def wait_shown(page, selector: str, shot: str) -> None:
         page.wait_for_selector(selector, timeout=RUN_TIMEOUT_MS)
     except Exception:
         page.screenshot(path=str(SHOTS / f"classroom-timeout-{shot}.png"))
+        print(f"\n{shot}: the page's errors: {page.errors[-20:]}\nits body: "
+              f"{page.evaluate('document.body.innerHTML.slice(0, 3000)')}")
         shown = page.locator("[data-testid=stMain]").locator(
-            "[data-testid=stAlert], [data-testid=stProgress], .st-key-train_start button")
-        state = page.locator("[data-testid=stApp]")
+            "[data-testid=stAlert], [data-testid=stProgress], .st-key-train_start button, "
+            "[data-testid=stCaptionContainer], h3")
+        state = page.evaluate("[...['connection', 'script']].map(a => document.querySelector("
+                              "'[data-testid=stApp]')?.getAttribute(`data-test-${a}-state`))")
         if getattr(page, "crashed", False):
             pytest.fail(f"{shot}: Chromium's renderer for this page crashed (the browser, not the app); the "
                         "server then stopped the session's run as for a closed tab")
         pytest.fail(f"{shot} never showed {selector!r}; it shows {shown.all_inner_texts()}, connection "
-                    f"{state.get_attribute('data-test-connection-state')}, script "
-                    f"{state.get_attribute('data-test-script-state')}")
+                    f"{state[0]}, script {state[1]}")
 
 
 def saved_runs(runs_dir: Path) -> dict[str, dict]:
@@ -239,6 +246,7 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                 sidebar = page.locator("[data-testid=stSidebar]").inner_text()
                 assert f"Run finished at step {steps[i]}" in sidebar and names[i] in sidebar
                 assert not [n for n in names if n != names[i] and n in sidebar]
+                wait_shown(page, ".st-key-train_head input", f"head-{i}")
                 assert page.locator(".st-key-train_head input").first.input_value() == "Best match (follows the run)"
             _fit_viewport(pages[-1])
             pages[-1].screenshot(path=str(SHOTS / "classroom-finished.png"), full_page=True)
