@@ -10,7 +10,9 @@ from pages import PAGE_SPECS, ui
 from pages.experiments_ui import sidebar_status as experiment_status
 from pages.frame import app_frame
 
-st.set_page_config(page_title="Transformer Explorer", page_icon=":material/hub:", layout="wide",
+# The icon is an emoji: Streamlit fetches a Material icon favicon from fonts.gstatic.com, and the app
+# loads nothing from the internet (the menu's Material icons come with Streamlit's own font).
+st.set_page_config(page_title="Transformer Explorer", page_icon="🔭", layout="wide",
                    menu_items={"About": "Configure, train and look inside a small Transformer."})
 ui.init_state()
 

@@ -100,10 +100,15 @@ def _fit_viewport(page) -> None:
                          ids=[spec[2] for spec in PAGE_SPECS])
 def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+    outside, errors = [], []  # the app loads nothing from the internet; a page error would blank the app
+    page.on("request", lambda request: request.url.startswith(server) or outside.append(request.url))
+    page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         first = url_path == PAGE_SPECS[0][2]
         page.goto(f"{server}/{'' if first else url_path}")
         _wait_rendered(page)
+        assert not outside, f"requests beyond the app's server: {outside}"
+        assert not errors, errors
         assert page.locator("[data-testid=stException]").count() == 0, page.locator(
             "[data-testid=stException]").first.inner_text()
         assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1  # the model picker
