@@ -120,6 +120,26 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
         page.close()
 
 
+def test_first_visit_of_a_fresh_server_shows_the_menu_while_pytorch_starts(tmp_path, chromium):
+    """The first visitor waits seconds for PyTorch to import: the menu and a note come first, and the
+    note is gone once the page is drawn."""
+    note = "PyTorch is starting"
+    seen = f"""new MutationObserver(() => {{ if (!window.__note && document.body
+        && document.body.innerText.includes('{note}')) window.__note = document.querySelectorAll(
+        '[data-testid=stSidebarNav] a').length; }}).observe(document, {{childList: true, subtree: true}});"""
+    with streamlit_server(tmp_path) as url:
+        page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+        try:
+            page.add_init_script(seen)
+            page.goto(url)
+            _wait_rendered(page)
+            assert page.evaluate("window.__note") == len(PAGE_SPECS)  # the note, with the whole menu beside it
+            assert note not in page.locator("[data-testid=stMain]").inner_text()
+            assert page.locator("[data-testid=stMain] h1").all_inner_texts() == ["Transformer Explorer"]
+        finally:
+            page.close()
+
+
 def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
     """A teacher's link to an inner page is the first request a new server sees: the page must still
     get app.py's frame (navigation and the sidebar's model picker), not Streamlit's legacy pages/ mode."""
