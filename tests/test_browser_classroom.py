@@ -257,6 +257,8 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                 assert {n: row["Saved"] for n, row in table.items()} == {
                     n: "disk + session" if n == names[i] else "disk" for n in names}
                 assert int(table[names[i]]["Steps"]) == steps[i]
+            uncaught = {i: [e for e in page.errors if e.startswith("uncaught")] for i, page in enumerate(pages)}
+            assert not any(uncaught.values()), f"errors thrown in the pages: {uncaught}"
             took = time.monotonic() - started
             after = settled(pid, below=baseline[0] + SESSIONS // 2, seconds=STATIC_IDLE_S + 10)
         finally:
