@@ -225,6 +225,9 @@ class TrainingJob:
         self._status, self._message, self._run_name = "idle", "", None
         self._history: list[StepMetrics] = []
         self._snapshots: list[AttentionSnapshot] = []
+        self._columns: dict[str, list] = {}  # history_frame's columns, extended as steps arrive
+        self._columns_len = 0                # how many steps they hold
+        self._columns_lock = threading.Lock()
         self._saved_len = 0  # len(history) at the last save
         self._step = self.state.step  # steps completed, as far as readers have been told
         self._window: deque[tuple[float, int]] = deque(maxlen=RATE_WINDOW + 1)
@@ -251,11 +254,20 @@ class TrainingJob:
             return list(self._history)
 
     def history_frame(self) -> pd.DataFrame:
-        rows = [r.to_row(self.state.layer_labels) for r in self.history()]
-        if not rows:
-            names = [f.name for f in dataclasses.fields(StepMetrics) if f.name not in ("grad_norms", "snapshot")]
-            return pd.DataFrame(columns=names)
-        return pd.DataFrame(rows)
+        """The metrics, a row per step. The columns are kept and extended with the new steps only: the
+        Train page asks for this table a few times a second while the job trains, and rebuilding every row
+        held the GIL ~19 ms a call at 800 steps (more as the run grows), time the training thread waited."""
+        with self._columns_lock:
+            with self._lock:
+                new = self._history[self._columns_len:]
+            for rec in new:
+                for name, value in rec.to_row(self.state.layer_labels).items():
+                    self._columns.setdefault(name, []).append(value)
+            self._columns_len += len(new)
+            if not self._columns_len:
+                names = [f.name for f in dataclasses.fields(StepMetrics) if f.name not in ("grad_norms", "snapshot")]
+                return pd.DataFrame(columns=names)
+            return pd.DataFrame(self._columns)  # copies the lists: the caller's table is its own
 
     def snapshots(self) -> list[AttentionSnapshot]:
         with self._lock:

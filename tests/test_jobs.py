@@ -9,6 +9,7 @@ import os
 import threading
 import time
 
+import pandas as pd
 import pytest
 import torch
 
@@ -128,11 +129,17 @@ def test_stop_keeps_the_weights_and_resume_repeats_a_straight_run(task, make_job
     assert same_weights(saved, job.model) and len(frame) == 12 and meta["status"] == "stopped"
     p = job.progress()
     assert p.step == 12 and p.steps_per_s > 0 and p.eta_s == pytest.approx(18 / p.steps_per_s)
+    early = job.history_frame()
+    assert list(early["step"]) == list(range(1, 13))
+    early.loc[0, "loss"] = -1.0  # the caller's table is its own
 
     job.resume()
     assert job.join(60)
     assert job.status == "finished"
     assert [r.loss for r in job.history()] == straight
+    # The table, extended by the steps after the resume, equals one built from the whole history at once.
+    rebuilt = pd.DataFrame([r.to_row(job.state.layer_labels) for r in job.history()])
+    pd.testing.assert_frame_equal(job.history_frame(), rebuilt)
     assert same_weights(job.model, straight_model)
     assert [r.name for r in list_runs()] == [job.run_name] and list_runs()[0].steps == 30
 
