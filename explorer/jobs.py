@@ -226,7 +226,6 @@ class TrainingJob:
         self._history: list[StepMetrics] = []
         self._snapshots: list[AttentionSnapshot] = []
         self._columns: dict[str, list] = {}  # history_frame's columns, extended as steps arrive
-        self._columns_len = 0                # how many steps they hold
         self._columns_lock = threading.Lock()
         self._saved_len = 0  # len(history) at the last save
         self._step = self.state.step  # steps completed, as far as readers have been told
@@ -259,12 +258,11 @@ class TrainingJob:
         held the GIL ~19 ms a call at 800 steps (more as the run grows), time the training thread waited."""
         with self._columns_lock:
             with self._lock:
-                new = self._history[self._columns_len:]
+                new = self._history[len(self._columns.get("step", ())):]
             for rec in new:
                 for name, value in rec.to_row(self.state.layer_labels).items():
                     self._columns.setdefault(name, []).append(value)
-            self._columns_len += len(new)
-            if not self._columns_len:
+            if not self._columns:
                 names = [f.name for f in dataclasses.fields(StepMetrics) if f.name not in ("grad_norms", "snapshot")]
                 return pd.DataFrame(columns=names)
             return pd.DataFrame(self._columns)  # copies the lists: the caller's table is its own

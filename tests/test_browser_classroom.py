@@ -170,11 +170,6 @@ def open_runs(page) -> list[dict]:
     return runs_table(page)
 
 
-def wait_finished(page, text: str, shot: str) -> None:
-    """Wait for the success alert; on a timeout keep a screenshot and say what the page shows instead."""
-    wait_shown(page, f"[data-testid=stAlertContentSuccess]:has-text('{text}')", shot)
-
-
 def wait_shown(page, selector: str, shot: str) -> None:
     """Wait for selector; on a timeout keep a screenshot and say what the page shows instead."""
     try:
@@ -233,7 +228,8 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                             SHOTS.mkdir(parents=True, exist_ok=True)
                             page.screenshot(path=str(SHOTS / "classroom-queued.png"))
                 for i, page in enumerate(pages):
-                    wait_finished(page, f"Finished {steps[i]} steps; saved as run \\'{names[i]}\\'", f"session-{i}")
+                    wait_shown(page, "[data-testid=stAlertContentSuccess]:has-text('Finished "
+                               f"{steps[i]} steps; saved as run \\'{names[i]}\\'')", f"session-{i}")
             trained = time.monotonic()
             # Sessions past the slots waited their turn, each told its place in the queue.
             assert queued, "no session was ever queued: the slot pool let every run train at once"
