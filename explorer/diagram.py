@@ -242,19 +242,18 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
         columns = [col]
     y_max = max([top] + [c.top for c in columns]) + 0.2
     xs, ys, texts = zip(*canvas.hover)
-    fig = go.Figure(go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0),
-                               hovertext=texts, hovertemplate="%{hovertext}<extra></extra>",
-                               showlegend=False))
+    hover = go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0), hovertext=texts,
+                       hovertemplate="%{hovertext}<extra></extra>", showlegend=False)
     axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
     arch = {"encoder-decoder": "Encoder-decoder", "encoder": "Encoder classifier", "decoder": "Decoder LM"}
     pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", none="no PE")
     title = (f"{arch[cfg.arch]} · {cfg.norm.capitalize()}-LN · d_model = {d:,} · {cfg.n_heads} heads · "
              f"{pos[cfg.pos_encoding]}")
-    fig.update_layout(
-        template="plotly_white", shapes=canvas.shapes, annotations=canvas.annotations,
+    # One constructor call: update_layout on a built figure costs several ms more (figures._figure).
+    return go.Figure(hover, layout=dict(
+        shapes=canvas.shapes, annotations=canvas.annotations,
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=14)),
         margin=dict(l=20, r=20, t=50, b=10), height=max(250, int(60 + (y_max + 0.2) * PX_PER_UNIT)),
         xaxis=dict(axis, range=list(X_RANGE)),
         yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
-        hoverlabel=dict(font_size=13), plot_bgcolor="white", paper_bgcolor="white")
-    return fig
+        hoverlabel=dict(font_size=13), plot_bgcolor="white", paper_bgcolor="white"))

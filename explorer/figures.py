@@ -15,7 +15,7 @@ import plotly.io as pio
 from plotly.colors import qualitative
 
 from explorer.config import human
-from explorer.diagram import architecture_diagram
+from explorer import diagram
 
 ATTENTION_SCALE = "Viridis"
 OUTPUT_SCALE = "Blues"
@@ -30,6 +30,8 @@ TEMPLATE = "plotly_white"
 MIN_HEIGHT = 250
 # Every figure starts from TEMPLATE as plotly's default: assigning a template by name to each figure
 # deep-copies and validates it, ~50 ms a figure, which a live view redrawing every second cannot afford.
+# `_figure` sets the default again if it changed: importing Streamlit's plotly module after this one
+# makes "streamlit" the default.
 pio.templates.default = TEMPLATE
 
 
@@ -39,11 +41,38 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
 
-def _style(fig: go.Figure, title: str, height: int, **layout) -> go.Figure:
-    fig.update_layout(title=dict(text=title, x=0.0, xanchor="left"),
-                      height=max(MIN_HEIGHT, int(height)),
-                      margin=dict(l=60, r=30, t=60 if title else 30, b=50), **layout)
-    return fig
+def _house_template() -> None:
+    if pio.templates.default != TEMPLATE:
+        pio.templates.default = TEMPLATE
+
+
+def _merge(base: dict, extra: dict | None) -> dict:
+    """base updated by extra; a dict value (an axis, the margin) is merged one level down, so a page
+    that sets an axis's title keeps the builder's tick labels."""
+    out = dict(base)
+    for key, value in (extra or {}).items():
+        both = isinstance(value, dict) and isinstance(out.get(key), dict)
+        out[key] = {**out[key], **value} if both else value
+    return out
+
+
+def _figure(traces, title: str, height: float, layout: dict | None = None, **style) -> go.Figure:
+    """The figure in one constructor call: the builder's `style`, then the caller's `layout` on top.
+    Plotly validates a layout given up front once; `update_layout` / `add_hline` on a built figure go
+    through its relayout machinery at 3-10 ms a call (bench/README.md), and a page redraws several."""
+    _house_template()
+    base = dict(title=dict(text=title, x=0.0, xanchor="left"), height=max(MIN_HEIGHT, int(height)),
+                margin=dict(l=60, r=30, t=60 if title else 30, b=50))
+    return go.Figure(data=traces, layout=_merge(_merge(base, style), layout))
+
+
+def _hline(y: float, text: str, left: bool = False) -> dict:
+    """A dashed horizontal reference line across the plot with its label, as layout entries."""
+    line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
+                line=dict(dash="dash", color="grey"))
+    label = dict(xref="x domain", x=0 if left else 1, xanchor="left" if left else "right", yref="y", y=y,
+                 yanchor="bottom", text=text, showarrow=False)
+    return dict(shapes=[line], annotations=[label])
 
 
 def _token_axis(labels, title: str, max_ticks: int = 30) -> dict:
@@ -73,10 +102,16 @@ def _pair_customdata(rows, cols) -> np.ndarray:
     return data
 
 
+def architecture_diagram(cfg, **kwargs) -> go.Figure:
+    """The block diagram of a config (explorer/diagram.py), in the house template."""
+    _house_template()
+    return diagram.architecture_diagram(cfg, **kwargs)
+
+
 # ----------------------------------------------------------------------------------- attention
 
 def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask=None, zmax=1.0,
-                      click_grid=False) -> go.Figure:
+                      click_grid=False, layout=None) -> go.Figure:
     """One head's weights (Q, K): y = query in reading order, x = key.
 
     `expected` (Q, K) one-hot draws outlined squares over the cells the task calls right; `mask`
@@ -85,32 +120,31 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
     """
     z = _arr(pattern)  # (Q, K)
     q, k = z.shape
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=z, x=list(range(k)), y=list(range(q)), zmin=0.0, zmax=zmax, colorscale=ATTENTION_SCALE,
         customdata=_pair_customdata(q_labels, k_labels), name="attention",
         colorbar=dict(title="weight", thickness=14),
         hovertemplate="query %{customdata[0]} (pos %{y})<br>key %{customdata[1]} (pos %{x})"
-                      "<br>weight %{z:.3f}<extra></extra>"))
+                      "<br>weight %{z:.3f}<extra></extra>")]
     if mask is not None:
         blocked = ~np.asarray(mask, dtype=bool)
-        fig.add_trace(go.Heatmap(
+        traces.append(go.Heatmap(
             z=np.where(blocked, 1.0, np.nan), x=list(range(k)), y=list(range(q)), name="masked",
             colorscale=[[0, MASK_GREY], [1, MASK_GREY]], showscale=False, hoverongaps=False,
             hovertemplate="masked: query pos %{y} may not see key pos %{x}<extra></extra>"))
     if expected is not None:
         rows, cols = np.nonzero(_arr(expected) > 0.5)
-        fig.add_trace(_cell_outlines(zip(rows, cols), "expected"))
+        traces.append(_cell_outlines(zip(rows, cols), "expected"))
     if click_grid:
         yy, xx = np.mgrid[0:q, 0:k]
-        fig.add_trace(go.Scatter(x=xx.ravel(), y=yy.ravel(), mode="markers", name="cells",
+        traces.append(go.Scatter(x=xx.ravel(), y=yy.ravel(), mode="markers", name="cells",
                                  marker=dict(size=18, symbol="square", opacity=0), showlegend=False,
                                  hoverinfo="skip"))
     cell = min(40, max(12, 520 // max(q, k)))
-    _style(fig, title, 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0),
-           xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=dict(orientation="h", y=-0.15),
-           yaxis=dict(_token_axis(q_labels, "query"), autorange="reversed", scaleanchor="x",
-                      constrain="domain"))
-    return fig
+    return _figure(traces, title, 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0), layout,
+                   xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=dict(orientation="h", y=-0.15),
+                   yaxis=dict(_token_axis(q_labels, "query"), autorange="reversed", scaleanchor="x",
+                              constrain="domain"))
 
 
 def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
@@ -123,7 +157,7 @@ def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
                 tile_px=tile_px)
 
 
-def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None) -> go.Figure:
+def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, layout=None) -> go.Figure:
     """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
 
     One trace with NaN gaps draws a 12 x 8 grid in about a second where 96 subplots take several.
@@ -146,47 +180,43 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None) -
             tile[..., 0], tile[..., 1], tile[..., 2:] = names[li], str(hi), tokens
             annotations.append(dict(x=c0 - 0.5, y=r0 - 0.5, xref="x", yref="y", text=f"{names[li]} H{hi}",
                                     showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12)))
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=grid, customdata=custom, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE, hoverongaps=False,
         colorbar=dict(title="weight", thickness=14),
         hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>query %{customdata[2]}"
-                      "<br>key %{customdata[3]}<br>weight %{z:.3f}<extra></extra>"))
+                      "<br>key %{customdata[3]}<br>weight %{z:.3f}<extra></extra>")
     axis = dict(showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    _style(fig, title, 70 + n_l * m["tile_px"] * rs / q, annotations=annotations, meta=m,
-           xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
-           yaxis=dict(axis, range=[grid.shape[0] - 0.5, -m["row_gap"] - 0.5], scaleanchor="x",
-                      constrain="domain"))
-    fig.update_layout(margin=dict(l=20, r=20))
-    return fig
+    return _figure([heatmap], title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations, meta=m,
+                   margin=dict(l=20, r=20), xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
+                   yaxis=dict(axis, range=[grid.shape[0] - 0.5, -m["row_gap"] - 0.5], scaleanchor="x",
+                              constrain="domain"))
 
 
-def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title="") -> go.Figure:
+def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title="", layout=None) -> go.Figure:
     """Mean attention entropy per head (L, H), grouped by layer; low = focused, high = spread out."""
     e = _arr(entropy)  # (L, H)
     names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(e.shape[0])]
-    fig = go.Figure([go.Bar(x=names, y=e[:, h], name=f"H{h}", marker_color=PALETTE[h % len(PALETTE)],
-                            hovertemplate=f"layer %{{x}}, head {h}<br>entropy %{{y:.3f}} nats<extra></extra>")
-                     for h in range(e.shape[1])])
-    if max_entropy is not None:
-        fig.add_hline(y=max_entropy, line_dash="dash", line_color="grey",
-                      annotation_text=f"uniform = {max_entropy:.2f}")
-    return _style(fig, title or "Attention entropy per head", 360, barmode="group",
-                  xaxis=dict(title="layer", type="category"), yaxis=dict(title="entropy (nats)"))
+    bars = [go.Bar(x=names, y=e[:, h], name=f"H{h}", marker_color=PALETTE[h % len(PALETTE)],
+                   hovertemplate=f"layer %{{x}}, head {h}<br>entropy %{{y:.3f}} nats<extra></extra>")
+            for h in range(e.shape[1])]
+    line = {} if max_entropy is None else _hline(max_entropy, f"uniform = {max_entropy:.2f}")
+    return _figure(bars, title or "Attention entropy per head", 360, layout, barmode="group", **line,
+                   xaxis=dict(title="layer", type="category"), yaxis=dict(title="entropy (nats)"))
 
 
 # ------------------------------------------------------------------------------------ heatmaps
 
-def pe_heatmap(table, title="") -> go.Figure:
+def pe_heatmap(table, title="", layout=None) -> go.Figure:
     """Positional encodings (positions, d_model): y = position (0 at the top), x = dimension."""
     z = _arr(table)  # (P, d_model)
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=PE_SCALE, colorbar=dict(thickness=14),
-        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>"))
-    return _style(fig, title, min(700, 100 + 6 * z.shape[0]), xaxis=dict(title="dimension"),
-                  yaxis=dict(title="position", autorange="reversed"))
+        hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>")
+    return _figure([heatmap], title, min(700, 100 + 6 * z.shape[0]), layout, xaxis=dict(title="dimension"),
+                   yaxis=dict(title="position", autorange="reversed"))
 
 
-def similarity_heatmap(matrix, labels=None, title="", zmin=None, zmax=None) -> go.Figure:
+def similarity_heatmap(matrix, labels=None, title="", zmin=None, zmax=None, layout=None) -> go.Figure:
     """Square similarity matrix (e.g. cosine of PE vectors); symmetric scale around 0 by default."""
     z = _arr(matrix)  # (N, N)
     n = z.shape[0]
@@ -194,16 +224,17 @@ def similarity_heatmap(matrix, labels=None, title="", zmin=None, zmax=None) -> g
         m = float(np.nanmax(np.abs(z))) or 1.0
         zmin, zmax = (-m if zmin is None else zmin), (m if zmax is None else zmax)
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, x=list(range(n)), y=list(range(n)), zmin=zmin, zmax=zmax, colorscale=SIMILARITY_SCALE,
         customdata=_pair_customdata(labels, labels), colorbar=dict(thickness=14),
-        hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>similarity %{z:.3f}<extra></extra>"))
-    return _style(fig, title, min(700, 120 + 12 * n), xaxis=dict(_token_axis(labels, "", 16), constrain="domain"),
-                  yaxis=dict(_token_axis(labels, "", 16), autorange="reversed", scaleanchor="x",
-                             constrain="domain"))
+        hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>similarity %{z:.3f}<extra></extra>")
+    return _figure([heatmap], title, min(700, 120 + 12 * n), layout,
+                   xaxis=dict(_token_axis(labels, "", 16), constrain="domain"),
+                   yaxis=dict(_token_axis(labels, "", 16), autorange="reversed", scaleanchor="x",
+                              constrain="domain"))
 
 
-def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None) -> go.Figure:
+def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None, layout=None) -> go.Figure:
     """Softmax rows (T, V): y = position, x = vocabulary token; `top_k` keeps the V columns whose
     highest probability over positions is largest (in vocabulary order). `targets` (T,) vocabulary
     indices of the right answers, outlined."""
@@ -212,34 +243,35 @@ def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None)
     if top_k is not None and top_k < p.shape[1]:
         cols = np.sort(np.argsort(-p.max(axis=0), kind="stable")[:top_k])
     vocab = [str(vocab[c]) for c in cols]
-    fig = go.Figure(go.Heatmap(
+    traces = [go.Heatmap(
         z=p[:, cols], x=list(range(len(cols))), y=list(range(p.shape[0])), zmin=0.0, zmax=1.0,
         colorscale=OUTPUT_SCALE, customdata=_pair_customdata(pos_labels, vocab),
         colorbar=dict(title="p", thickness=14),
         hovertemplate="position %{y} (%{customdata[0]})<br>token %{customdata[1]}"
-                      "<br>p %{z:.3f}<extra></extra>"))
+                      "<br>p %{z:.3f}<extra></extra>")]
     if targets is not None:
         where = {int(c): i for i, c in enumerate(cols)}
         cells = [(t, where[int(v)]) for t, v in enumerate(targets) if int(v) in where]
-        fig.add_trace(_cell_outlines(cells, "target"))
-    return _style(fig, title, 110 + p.shape[0] * min(36, max(14, 520 // p.shape[0])),
-                  xaxis=_token_axis(vocab, "token"), legend=dict(orientation="h", y=-0.2),
-                  yaxis=dict(_token_axis(pos_labels, "position"), autorange="reversed"))
+        traces.append(_cell_outlines(cells, "target"))
+    return _figure(traces, title, 110 + p.shape[0] * min(36, max(14, 520 // p.shape[0])), layout,
+                   xaxis=_token_axis(vocab, "token"), legend=dict(orientation="h", y=-0.2),
+                   yaxis=dict(_token_axis(pos_labels, "position"), autorange="reversed"))
 
 
-def sweep_heatmap(values, x_labels, y_labels, x_name, y_name, title="", zmin=0.0, zmax=1.0) -> go.Figure:
+def sweep_heatmap(values, x_labels, y_labels, x_name, y_name, title="", zmin=0.0, zmax=1.0,
+                  layout=None) -> go.Figure:
     """Result grid of a two-parameter sweep, values written in the cells (NaN = not run)."""
     z = _arr(values)  # (len(y_labels), len(x_labels))
     xs, ys = [str(x) for x in x_labels], [str(y) for y in y_labels]
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, x=xs, y=ys, zmin=zmin, zmax=zmax, colorscale=SWEEP_SCALE, texttemplate="%{z:.2f}",
         textfont=dict(size=13), hoverongaps=False, colorbar=dict(thickness=14),
-        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y}}<br>value %{{z:.3f}}<extra></extra>"))
-    return _style(fig, title, 120 + 44 * len(ys), xaxis=dict(title=x_name, type="category"),
-                  yaxis=dict(title=y_name, type="category"))
+        hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y}}<br>value %{{z:.3f}}<extra></extra>")
+    return _figure([heatmap], title, 120 + 44 * len(ys), layout, xaxis=dict(title=x_name, type="category"),
+                   yaxis=dict(title=y_name, type="category"))
 
 
-def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None) -> go.Figure:
+def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None, layout=None) -> go.Figure:
     """Gradient norm per layer (n_layers, n_steps) on a log10 colour scale; first layer at the
     bottom, real values in the hover. `log_range` = (lo, hi) in log10 units fixes the scale."""
     g = _arr(norms)  # (n_layers, n_steps)
@@ -248,49 +280,49 @@ def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None)
     lo, hi = log_range or (math.floor(np.nanmin(z)), math.ceil(np.nanmax(z)))
     hi = max(hi, lo + 1)
     ticks = list(range(int(lo), int(hi) + 1))
-    fig = go.Figure(go.Heatmap(
+    heatmap = go.Heatmap(
         z=z, x=steps, y=list(range(g.shape[0])), zmin=lo, zmax=hi, colorscale=GRAD_SCALE,
         customdata=np.stack([g, np.broadcast_to(np.array(layer_labels, dtype=object)[:, None], g.shape)],
                             axis=-1),
         colorbar=dict(title="‖grad‖", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks], thickness=14),
-        hovertemplate="layer %{customdata[1]}<br>step %{x}<br>‖grad‖ %{customdata[0]:.3g}<extra></extra>"))
-    return _style(fig, title, 100 + g.shape[0] * min(40, max(14, 500 // g.shape[0])),
-                  xaxis=dict(title="step"), yaxis=_token_axis(layer_labels, "layer"))
+        hovertemplate="layer %{customdata[1]}<br>step %{x}<br>‖grad‖ %{customdata[0]:.3g}<extra></extra>")
+    return _figure([heatmap], title, 100 + g.shape[0] * min(40, max(14, 500 // g.shape[0])), layout,
+                   xaxis=dict(title="step"), yaxis=_token_axis(layer_labels, "layer"))
 
 
 # -------------------------------------------------------------------------------- curves, bars
 
-def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None) -> go.Figure:
+def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None, layout=None) -> go.Figure:
     """Lines `name -> (x, y)`; `bands` `name -> (x, lo, hi)` shade a range (mean ± std over seeds)
     in the colour of the line with the same name."""
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(list(series) + list(bands or {}))}
-    fig = go.Figure()
+    traces = []
     for name, (x, lo, hi) in (bands or {}).items():
         x = list(_arr(x))
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=x + x[::-1], y=list(_arr(hi)) + list(_arr(lo))[::-1], fill="toself", mode="lines",
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
     for name, (x, y) in series.items():
         few = len(_arr(x)) < 4  # a line through one point draws nothing: mark the points
-        fig.add_trace(go.Scatter(x=_arr(x), y=_arr(y), mode="lines+markers" if few else "lines", name=str(name),
+        traces.append(go.Scatter(x=_arr(x), y=_arr(y), mode="lines+markers" if few else "lines", name=str(name),
                                  connectgaps=True,
                                  line=dict(color=colours[name], width=2),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
                                                f"{y_title or 'y'} %{{y:.4g}}<extra></extra>"))
-    return _style(fig, title, 380, xaxis=dict(title=x_title),
-                  yaxis=dict(title=y_title, type="log" if log_y else "linear"))
+    return _figure(traces, title, 380, layout, xaxis=dict(title=x_title),
+                   yaxis=dict(title=y_title, type="log" if log_y else "linear"))
 
 
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
-def training_curves(history, metrics=("loss",), title="", log_y=False) -> go.Figure:
+def training_curves(history, metrics=("loss",), title="", log_y=False, layout=None) -> go.Figure:
     """Metric columns of a history DataFrame against its "step" column (NaN = not measured that
     step). A dict run name -> DataFrame overlays runs: colour per run, dash per metric; a single
     run gets a colour per metric. "lr" goes on a second axis on the right."""
     runs = history if isinstance(history, dict) else {"": history}
-    fig = go.Figure()
+    traces = []
     for ri, (run, df) in enumerate(runs.items()):
         for mi, metric in enumerate(metrics):
             if metric not in df.columns:
@@ -298,69 +330,68 @@ def training_curves(history, metrics=("loss",), title="", log_y=False) -> go.Fig
             rows = df[["step", metric]].dropna()
             colour = PALETTE[(ri if len(runs) > 1 else mi) % len(PALETTE)]
             name = f"{run} · {metric}" if run else metric
-            fig.add_trace(go.Scatter(
+            traces.append(go.Scatter(
                 x=rows["step"], y=rows[metric], mode="lines", name=name, connectgaps=True,
                 yaxis="y2" if metric == "lr" else "y",
                 line=dict(color=colour, width=2, dash=_DASHES[mi % len(_DASHES)] if len(runs) > 1 else None),
                 hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
-    layout = dict(xaxis=dict(title="step"), hovermode="closest",
-                  yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear"),
-                  legend=dict(orientation="h", y=-0.2))
+    style = dict(xaxis=dict(title="step"), hovermode="closest",
+                 yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear"),
+                 legend=dict(orientation="h", y=-0.2))
     if "lr" in metrics:
-        layout["yaxis2"] = dict(title="lr", overlaying="y", side="right", showgrid=False, tickformat=".1e")
-    return _style(fig, title, 400, **layout)
+        style["yaxis2"] = dict(title="lr", overlaying="y", side="right", showgrid=False, tickformat=".1e")
+    return _figure(traces, title, 400, layout, **style)
 
 
-def grad_norm_profile(profiles, title="") -> go.Figure:
+def grad_norm_profile(profiles, title="", layout=None) -> go.Figure:
     """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y."""
-    fig = go.Figure([go.Scatter(
+    lines = [go.Scatter(
         x=list(range(len(_arr(v)))), y=_arr(v), mode="lines+markers", name=name,
         line=dict(color=PALETTE[i % len(PALETTE)]),
         hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>")
-        for i, (name, v) in enumerate(profiles.items())])
-    return _style(fig, title, 380, xaxis=dict(title="layer (0 = first)", dtick=1),
-                  yaxis=dict(title="gradient norm", type="log"))
+        for i, (name, v) in enumerate(profiles.items())]
+    return _figure(lines, title, 380, layout, xaxis=dict(title="layer (0 = first)", dtick=1),
+                   yaxis=dict(title="gradient norm", type="log"))
 
 
-def param_breakdown(parts, title="") -> go.Figure:
+def param_breakdown(parts, title="", layout=None) -> go.Figure:
     """Parameter counts by part (from `config.param_count`; "total" is left out)."""
     items = [(k, v) for k, v in parts.items() if k != "total"]
     total = sum(v for _, v in items) or 1
     names, counts = [k for k, _ in items], [v for _, v in items]
-    fig = go.Figure(go.Bar(
+    bar = go.Bar(
         x=counts, y=names, orientation="h", marker_color=PALETTE[0],
         text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
         textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
-        hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>"))
-    return _style(fig, title or f"{human(total)} parameters", 120 + 34 * len(names),
-                  xaxis=dict(title="parameters"), yaxis=dict(autorange="reversed"))
+        hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>")
+    return _figure([bar], title or f"{human(total)} parameters", 120 + 34 * len(names), layout,
+                   xaxis=dict(title="parameters"), yaxis=dict(autorange="reversed"))
 
 
-def entropy_chart(entropy, labels, max_entropy=None, title="") -> go.Figure:
+def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> go.Figure:
     """Output entropy per position (T,); the dashed line is log(V), a uniform guess."""
     e = _arr(entropy)  # (T,)
-    fig = go.Figure(go.Bar(
+    bar = go.Bar(
         x=list(range(len(e))), y=e, marker_color=PALETTE[0], customdata=[str(t) for t in labels],
-        hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>"))
-    if max_entropy is not None:
-        fig.add_hline(y=max_entropy, line_dash="dash", line_color="grey",
-                      annotation_text=f"log V = {max_entropy:.2f}", annotation_position="top left")
-    return _style(fig, title, 320, xaxis=_token_axis(labels, "position"), yaxis=dict(title="entropy (nats)"))
+        hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>")
+    line = {} if max_entropy is None else _hline(max_entropy, f"log V = {max_entropy:.2f}", left=True)
+    return _figure([bar], title, 320, layout, **line, xaxis=_token_axis(labels, "position"),
+                   yaxis=dict(title="entropy (nats)"))
 
 
-def bar_with_error(names, means, stds, title="", y_title="", reference=None) -> go.Figure:
+def bar_with_error(names, means, stds, title="", y_title="", reference=None, layout=None) -> go.Figure:
     """Experiment results as mean ± std bars; `reference` name -> value marks what the seed predicts."""
     names = [str(n) for n in names]
-    fig = go.Figure(go.Bar(
+    traces = [go.Bar(
         x=names, y=_arr(means), error_y=dict(type="data", array=_arr(stds), visible=True),
         marker_color=PALETTE[0], name="measured", customdata=_arr(stds),
-        hovertemplate=f"%{{x}}<br>{y_title or 'value'} %{{y:.4g}} ± %{{customdata:.3g}}<extra></extra>"))
+        hovertemplate=f"%{{x}}<br>{y_title or 'value'} %{{y:.4g}} ± %{{customdata:.3g}}<extra></extra>")]
     if reference:
-        fig.add_trace(go.Scatter(
+        traces.append(go.Scatter(
             x=[str(k) for k in reference], y=list(reference.values()), mode="markers",
             name="the seed predicts", marker=dict(symbol="diamond", size=13, color=EXPECTED_COLOUR),
             hovertemplate="%{x}<br>expected %{y:.4g}<extra></extra>"))
-    return _style(fig, title, 380, yaxis=dict(title=y_title), legend=dict(orientation="h", y=-0.2))
+    return _figure(traces, title, 380, layout, yaxis=dict(title=y_title), legend=dict(orientation="h", y=-0.2))
 
 
 __all__ = [

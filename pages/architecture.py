@@ -16,14 +16,14 @@ DIAGRAM_PX_PER_UNIT = 53  # the diagram's left column is ~600 px at 1440 px; 10 
 def fit_diagram(fig):
     """The diagram keeps its aspect ratio; size its height for the column so no band stays empty."""
     y0, y1 = fig.layout.yaxis.range
-    fig.update_layout(height=int(60 + (y1 - y0) * DIAGRAM_PX_PER_UNIT))
+    fig.layout.height = int(60 + (y1 - y0) * DIAGRAM_PX_PER_UNIT)
     return fig
 
 
-def fit_bars(fig):
-    """Room on the right for the count written outside the longest bar."""
-    longest = max(fig.data[0].x)
-    return fig.update_xaxes(range=[0, 1.3 * longest])
+def bars_room(parts: dict) -> dict:
+    """Room on the right for the count written outside the longest bar (a layout for param_breakdown)."""
+    longest = max(v for k, v in parts.items() if k != "total")
+    return dict(xaxis=dict(range=[0, 1.3 * longest]))
 
 
 def reference_row(name: str, cfg: ModelConfig, chapter: str = "", published: float | None = None,
@@ -79,7 +79,7 @@ def show(cfg: ModelConfig) -> None:
     with right:
         parts = param_count(cfg)
         st.subheader("Parameters")
-        ui.chart(fit_bars(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters")))
+        ui.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters", layout=bars_room(parts)))
         st.caption("Embeddings grow with the vocabulary, attention and FFN with d_model² per layer; "
                    "LayerNorms are tiny.")
         batch, seq = cost(cfg)

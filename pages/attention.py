@@ -46,18 +46,18 @@ def layer_names(n: int) -> list[str]:
 
 
 # --------------------------------------------------------------------------------- the answer
-def answer(sel, picked, tgt_in) -> None:
+def answer(sel, picked, tgt_in, ver: str) -> None:
     """What the model says for this input, in one line."""
     task = sel.task
     if task.kind == "seq2seq":
-        written = insp.greedy_output(insp.version(sel), sel.model, task, picked.src)
+        written = insp.greedy_output(ver, sel.model, task, picked.src)
         said = [t for t in written if t != EOS]
         verdict = "correct ✓" if tuple(said) == picked.target and EOS in written else "wrong ✗"
         reads = "the correct answer (teacher forcing)" if picked.teacher else "its own output, as when it writes"
         st.markdown(f"The model writes `{' '.join(task.tokens(said)) or '(nothing)'}` — **{verdict}**. "
                     f"Below, the decoder reads {reads}: `{' '.join(task.tokens(tgt_in))}`.")
         return
-    probs = insp.output_distribution(insp.version(sel), sel.model, task, picked.src, None)
+    probs = insp.output_distribution(ver, sel.model, task, picked.src, None)
     if task.kind == "classify":
         guess = int(probs[0].argmax())
         verdict = "correct ✓" if (guess,) == picked.target else "wrong ✗"
@@ -87,54 +87,49 @@ def score_table(view, kinds) -> None:
                "about 1 / number of keys).")
 
 
-def fit_mosaic(fig: go.Figure, width_px: float = 950, max_height: float = 1400) -> float:
-    """Size the mosaic for the page's width: cells as big as fit (up to 28 px), the whole no taller
-    than max_height, so a 1-layer model is not a strip and a 12-layer one stays scrollable.
-    Returns the cell size in pixels."""
-    rows, cols = np.asarray(fig.data[0].z).shape
+def fit_mosaic(rows: int, cols: int, width_px: float = 950, max_height: float = 1400) -> tuple[float, int]:
+    """Size a mosaic of rows x cols cells for the page's width: cells as big as fit (up to 28 px), the
+    whole no taller than max_height, so a 1-layer model is not a strip and a 12-layer one stays
+    scrollable. Returns the cell size in pixels and the figure's height."""
     cell = min(28.0, width_px / cols, max_height / rows)
-    fig.update_layout(height=int(130 + rows * cell))
-    return cell
+    return cell, int(130 + rows * cell)
 
 
-def outline_tile(fig: go.Figure, layer: int, head: int, q: int, k: int) -> go.Figure:
-    m = fig.layout.meta
+def outline_tile(m: dict, layer: int, head: int, q: int, k: int) -> dict:
+    """The focused tile's frame, as a layout shape (`m`: figures.mosaic_layout)."""
     r0, c0 = layer * m["row_stride"], head * m["col_stride"]
-    return fig.add_shape(type="rect", x0=c0 - 0.5, x1=c0 + k - 0.5, y0=r0 - 0.5, y1=r0 + q - 0.5,
-                         line=dict(color=figures.EXPECTED_COLOUR, width=3), name="focused")
+    return dict(type="rect", x0=c0 - 0.5, x1=c0 + k - 0.5, y0=r0 - 0.5, y1=r0 + q - 0.5,
+                line=dict(color=figures.EXPECTED_COLOUR, width=3), name="focused")
 
 
-def token_ticks(fig: go.Figure, cell_px: float, n_layers: int, n_heads: int, q_labels, k_labels) -> go.Figure:
+def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, k_labels) -> dict:
     """The real tokens along the mosaic's edges (keys under every tile column, queries beside every
-    tile row), when the cells are big enough to read them."""
-    m = fig.layout.meta
+    tile row), when the cells are big enough to read them: layout entries."""
     q, k = len(q_labels), len(k_labels)
     if cell_px < 11:
-        return fig
+        return {}
     xs = [h * m["col_stride"] + j for h in range(n_heads) for j in range(k)]
     ys = [layer * m["row_stride"] + i for layer in range(n_layers) for i in range(q)]
     font = dict(size=10)
-    fig.update_xaxes(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
-                     tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90)
-    fig.update_yaxes(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
-                     tickfont=font)
-    return fig.update_layout(margin=dict(l=60, b=60))
+    return dict(xaxis=dict(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
+                           tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90),
+                yaxis=dict(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
+                           tickfont=font),
+                margin=dict(l=60, b=60))
 
 
-def click_targets(fig: go.Figure, cell_px: float, n_layers: int, n_heads: int) -> go.Figure:
+def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Scatter:
     """An invisible point on each tile's name, so clicking "L1 H2" reports that tile (a heatmap
     reports no clicks). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
     to the heatmap."""
-    m = fig.layout.meta
     tiles = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     xs = [head * m["col_stride"] - 0.5 + 18 / cell_px for _, head in tiles]    # middle of the name
     ys = [layer * m["row_stride"] - 0.5 - 8 / cell_px for layer, _ in tiles]   # just above the tile
-    fig.add_trace(go.Scatter(
+    return go.Scatter(
         x=xs, y=ys, mode="markers", marker=dict(size=26, symbol="square", opacity=0), showlegend=False,
         customdata=[layer * n_heads + head for layer, head in tiles], name="tiles",
         hovertemplate="%{text}: click to look closely<extra></extra>",
-        text=[f"L{layer} H{head}" for layer, head in tiles]))
-    return fig.update_layout(hoverdistance=2, clickmode="event+select")
+        text=[f"L{layer} H{head}" for layer, head in tiles])
 
 
 def focus_from_click(n_heads: int) -> None:
@@ -149,14 +144,17 @@ def focus_from_click(n_heads: int) -> None:
 def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
+    m = figures.mosaic_layout(n_h, q, k)
+    cell, height = fit_mosaic(n_l * m["row_stride"] - m["row_gap"], n_h * m["col_stride"] - m["col_gap"])
+    # Everything the page adds goes into the builder's one layout: update_layout on a built figure
+    # costs milliseconds a call (explorer/figures.py _figure).
+    layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
+                  clickmode="event+select", **token_ticks(m, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind]))
     fig = figures.attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
-                                   view.k_labels[kind], layer_names=layer_names(n_l),
+                                   view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
                                    title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
                                          f"{plural(n_h, 'head')}")
-    cell = fit_mosaic(fig)
-    outline_tile(fig, layer, head, q, k)
-    token_ticks(fig, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind])
-    click_targets(fig, cell, n_l, n_h)
+    fig.add_trace(click_targets(m, cell, n_l, n_h))
     ui.chart(fig, key=ui.ATT_MOSAIC, selection_mode="points", on_select=functools.partial(focus_from_click, n_h))
     st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
                f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
@@ -167,17 +165,16 @@ def side_panels(view, kind: str, ref_name: str, ref: np.ndarray) -> None:
     n_l, n_h = pats.shape[:2]
     scores = views_data.match_scores(pats, ref)
     if not np.isnan(scores).all():
-        fig = figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
-                                    title=f"Match with {ref_name}")
-        fig.update_yaxes(autorange="reversed")
-        ui.chart(fig.update_layout(height=120 + 40 * n_l))
+        ui.chart(figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                       title=f"Match with {ref_name}",
+                                       layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
         st.caption("How closely each head follows the outlined pattern (1 = exactly).")
     else:
         st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
     ent = views_data.head_entropy(pats, view.real_q[kind])
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
-    ui.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
-                                            title="Attention entropy per head").update_layout(height=300))
+    ui.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top, title="Attention entropy per head",
+                                            layout=dict(height=300)))
     st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
                "its weight evenly, as an untrained head does.")
 
@@ -214,9 +211,10 @@ def focused(view, kind: str, layer: int, head: int, ref_name: str, ref: np.ndarr
 # --------------------------------------------------------------------------------------- page
 def show(sel, picked) -> None:
     task = sel.task
-    tgt_in = insp.decoder_input_for(sel, picked)
-    answer(sel, picked, tgt_in)
-    view = insp.attention(insp.version(sel), sel.model, task, picked.src, tgt_in, picked.pad)
+    ver = insp.version(sel)  # a digest of the weights: once a rerun
+    tgt_in = insp.decoder_input_for(sel, picked, ver)
+    answer(sel, picked, tgt_in, ver)
+    view = insp.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
     kinds = view.kinds
     a, b = st.columns([3, 2], vertical_alignment="bottom")
     kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, default=kinds[-1], required=True,
@@ -227,7 +225,7 @@ def show(sel, picked) -> None:
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
     n_l, n_h = view.patterns[kind].shape[:2]
-    refocus((insp.version(sel), kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
+    refocus((ver, kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
     mosaic_slot = st.container()  # drawn last, so it outlines the head the pickers below choose
     st.subheader("One head up close")
     left, right = st.columns([3, 2], gap="large")

@@ -120,13 +120,14 @@ def greedy_output(version: str, _model, _task: Task, src: tuple) -> tuple[int, .
     return views_data.greedy_output(_model, _task, src)
 
 
-def decoder_input_for(sel: SelectedModel, picked: Picked) -> tuple[int, ...] | None:
-    """What the decoder reads (see views_data.decoder_input), from the cached greedy output."""
+def decoder_input_for(sel: SelectedModel, picked: Picked, ver: str) -> tuple[int, ...] | None:
+    """What the decoder reads (see views_data.decoder_input), from the cached greedy output
+    (`ver`: version(sel), which a page computes once a rerun: it digests the weights)."""
     if sel.task.kind != "seq2seq":
         return None
     if picked.teacher:
         return (BOS, *picked.target)
-    return (BOS, *greedy_output(version(sel), sel.model, sel.task, picked.src)[:-1])
+    return (BOS, *greedy_output(ver, sel.model, sel.task, picked.src)[:-1])
 
 
 @st.cache_data(max_entries=128, show_spinner=False)

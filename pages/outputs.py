@@ -74,12 +74,13 @@ def search(sel, picked) -> None:
 
 def show_seq2seq(sel, picked) -> None:
     task = sel.task
-    tgt_in = insp.decoder_input_for(sel, picked)
-    written = insp.greedy_output(insp.version(sel), sel.model, task, picked.src)
+    ver = insp.version(sel)  # a digest of the weights: once a rerun
+    tgt_in = insp.decoder_input_for(sel, picked, ver)
+    written = insp.greedy_output(ver, sel.model, task, picked.src)
     said = [t for t in written if t != EOS]
     ok = tuple(said) == picked.target and EOS in written
     st.markdown(f"The model writes `{tokens_text(task, said)}` — **{'correct ✓' if ok else 'wrong ✗'}**.")
-    probs = insp.output_distribution(insp.version(sel), sel.model, task, picked.src, tgt_in)  # (T, V)
+    probs = insp.output_distribution(ver, sel.model, task, picked.src, tgt_in)  # (T, V)
     reads = "reading the correct answer (teacher forcing)" if picked.teacher else "reading its own output"
     rows = [f"{t}: after {tok}" for t, tok in enumerate(task.tokens(tgt_in))]
     distribution(task, probs, rows, task.tokens(tgt_in), list(picked.target) + [EOS], f"Each output step, {reads}")
@@ -97,9 +98,9 @@ def show_classifier(sel, picked) -> None:
     c.metric("Correct answer", task.class_names[picked.target[0]], border=True)
     left, _ = st.columns([3, 2])
     with left:
-        fig = figures.output_heatmap(probs, ["this input"], task.class_names, targets=picked.target,
-                                     title="Class probabilities (outlined: the right answer)")
-        ui.chart(fig.update_xaxes(title="class").update_yaxes(title=""))
+        ui.chart(figures.output_heatmap(probs, ["this input"], task.class_names, targets=picked.target,
+                                        title="Class probabilities (outlined: the right answer)",
+                                        layout=dict(xaxis=dict(title="class"), yaxis=dict(title=""))))
     st.caption("The encoder's vectors are averaged and a linear layer scores the two classes. A model without "
                "positional encoding cannot tell the orders apart and hovers near 50%.")
 

@@ -52,9 +52,9 @@ def rope_scores(d_model: int, base: float, n_positions: int, seed: int = 0) -> n
     return (q_rot @ k_rot.T).numpy()                                    # (P, P)
 
 
-def square(fig, height: int = 470):
-    """Similarity matrices are square: a column-wide figure of this height leaves no empty band."""
-    return fig.update_layout(height=height)
+# Similarity matrices are square: a column-wide figure of this height leaves no empty band.
+SQUARE = dict(height=470)
+LEGEND_ABOVE = dict(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
 
 
 def dashed(fig):
@@ -62,7 +62,6 @@ def dashed(fig):
     for i, trace in enumerate(fig.data):
         trace.line.dash = DASHES[i % len(DASHES)]
         trace.line.width = 4 - 0.7 * i
-    fig.update_layout(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
     return fig
 
 
@@ -91,12 +90,12 @@ def show_sinusoidal(d_model: int, n_pos: int, base: float) -> None:
         st.caption("Each column is a wave: the first dimensions flip quickly, the last ones barely move. "
                    "Read a row to get one position's fingerprint; no two rows are alike.")
     with right:
-        ui.chart(square(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                                   zmin=-1, zmax=1)))
+        ui.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                            zmin=-1, zmax=1, layout=SQUARE))
         st.caption("Neighbouring positions look alike (the dark band along the diagonal) and similarity fades "
                    "with distance: nearness in the sequence becomes nearness in vector space.")
     fig = figures.line_chart(offset_dots(d_model, base), title="PE(pos) · PE(pos + k) against the offset k",
-                             x_title="offset k", y_title="dot product")
+                             x_title="offset k", y_title="dot product", layout=LEGEND_ABOVE)
     ui.chart(dashed(fig))
     note = (" With an odd d_model the last sine has no cosine partner, so the curves part slightly."
             if d_model % 2 else "")
@@ -118,14 +117,14 @@ def show_rope(d_model: int, n_pos: int, base: float) -> None:
     scores = rope_scores(d_model, base, max(STARTS) + MAX_OFFSET + 1)  # (P, P)
     shown = min(n_pos, 64)
     with right:
-        ui.chart(square(figures.similarity_heatmap(scores[:shown, :shown],
-                                                   title="q·k after rotation: query at m, key at n")))
+        ui.chart(figures.similarity_heatmap(scores[:shown, :shown], title="q·k after rotation: query at m, key at n",
+                                            layout=SQUARE))
         st.caption("One random query and key, placed at every pair of positions. Each diagonal has a "
                    "single colour: the score depends only on n − m.")
     offsets = np.arange(MAX_OFFSET + 1)
     curves = {f"query at {m}": (offsets.tolist(), scores[m, m + offsets].tolist()) for m in STARTS}
     ui.chart(dashed(figures.line_chart(curves, title="q·k against the relative distance n − m",
-                                       x_title="relative distance n − m", y_title="q · k")))
+                                       x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE)))
     st.caption("Moving both tokens along the sequence leaves the curve unchanged: RoPE encodes relative "
                "position directly in the attention score.")
 
@@ -152,8 +151,8 @@ def show_learned() -> None:
         st.caption(f"The table of {sel.label}: one trainable vector per position, up to max_len and no "
                    "further. Only training gives these rows an order; before it they are noise.")
     with right:
-        ui.chart(square(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                                   zmin=-1, zmax=1)))
+        ui.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                            zmin=-1, zmax=1, layout=SQUARE))
         st.caption("After training on an order-sensitive task, neighbouring positions usually end up "
                    "similar, as with the sinusoids; untrained, only the diagonal stands out.")
 

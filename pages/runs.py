@@ -115,13 +115,15 @@ def compare(chosen: list[Run]) -> None:
     with left:
         picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
                                 key=ui.RUNS_METRICS)
-        fig = figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]], title="Training curves")
-        ui.chart(fig.update_yaxes(title=None), key="runs_curves_chart")
+        ui.chart(figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
+                                         title="Training curves", layout=dict(yaxis=dict(title=None))),
+                 key="runs_curves_chart")
     with right:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
-        fig = figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match")
-        ui.chart(fig.update_yaxes(range=[0, 1.02], title="fraction right"), key="runs_exact_chart")
+        ui.chart(figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
+                                         layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
+                 key="runs_exact_chart")
     st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)
 

@@ -117,12 +117,14 @@ def curves(job: TrainingJob, hist) -> None:
     shown = tu.thin(hist).rename(columns=CURVES)
     left, right = st.columns(2)
     with left:
-        fig = figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss")
-        ui.chart(fig.update_yaxes(title="cross-entropy (nats)"), key="train_loss_chart")
+        ui.chart(figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss",
+                                         layout=dict(yaxis=dict(title="cross-entropy (nats)"))),
+                 key="train_loss_chart")
     with right:
         metrics = [CURVES[m] for m in ACCURACY[job.task.kind]]
-        fig = figures.training_curves(shown, metrics=metrics, title="Accuracy")
-        ui.chart(fig.update_yaxes(title="fraction right", range=[0, 1.02]), key="train_acc_chart")
+        ui.chart(figures.training_curves(shown, metrics=metrics, title="Accuracy",
+                                         layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
+                 key="train_acc_chart")
 
 
 def expected(job: TrainingJob, snap: AttentionSnapshot):
