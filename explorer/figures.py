@@ -14,8 +14,8 @@ import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import qualitative
 
-from explorer.config import human
 from explorer import diagram
+from explorer.config import human
 
 ATTENTION_SCALE = "Viridis"
 OUTPUT_SCALE = "Blues"

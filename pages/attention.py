@@ -191,9 +191,12 @@ def refocus(context: tuple, scores: np.ndarray) -> None:
 
 
 def head_picker(n_layers: int, n_heads: int) -> tuple[int, int]:
-    a, b = st.columns(2)
-    layer = a.selectbox("Layer", range(n_layers), format_func=lambda i: f"L{i}", key=ui.ATT_LAYER, **ui.SHARED)
-    head = b.selectbox("Head", range(n_heads), format_func=lambda i: f"H{i}", key=ui.ATT_HEAD, **ui.SHARED)
+    """Every layer and head one click away (a drop-down takes two, and in class one flips between heads)."""
+    a, b = st.columns([1, 2])
+    layer = a.segmented_control("Layer", range(n_layers), format_func=lambda i: f"L{i}", default=0, required=True,
+                                key=ui.ATT_LAYER, **ui.SHARED)
+    head = b.segmented_control("Head", range(n_heads), format_func=lambda i: f"H{i}", default=0, required=True,
+                               key=ui.ATT_HEAD, **ui.SHARED)
     return int(layer), int(head)
 
 

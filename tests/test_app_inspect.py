@@ -67,8 +67,8 @@ def test_attention_shows_the_selected_models_own_patterns():
 
 def test_attention_widgets_change_the_view():
     at = open_app(ATTENTION)
-    at.selectbox(key=ui.ATT_LAYER).set_value(1).run()
-    at.selectbox(key=ui.ATT_HEAD).set_value(2).run()
+    at.segmented_control(key=ui.ATT_LAYER).set_value(1).run()
+    at.segmented_control(key=ui.ATT_HEAD).set_value(2).run()
     at.number_input(key=ui.INSPECT_INDEX).set_value(3).run()             # a new input keeps the head
     assert_ok(at)
     assert focused(at)["layout"]["title"]["text"].startswith("L1 H2 ")
@@ -82,7 +82,7 @@ def test_attention_widgets_change_the_view():
     sel, view = selected_view(at, index=3)
     ref = views_data.reference_patterns(view, "dec_self")["previous position"]
     layer, head, _ = views_data.best_head(views_data.match_scores(view.patterns["dec_self"], ref))
-    assert (at.selectbox(key=ui.ATT_LAYER).value, at.selectbox(key=ui.ATT_HEAD).value) == (layer, head)
+    assert (at.segmented_control(key=ui.ATT_LAYER).value, at.segmented_control(key=ui.ATT_HEAD).value) == (layer, head)
     masked = next(t for t in focused(at)["data"] if t.get("name") == "masked")
     assert np.isnan(array(masked["z"])[0, 0]) and array(masked["z"])[0, 1] == 1.0  # the future is greyed
 

@@ -54,7 +54,7 @@ def streamlit_server(tmp: Path):
     env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"]
+           "--browser.gatherUsageStats", "false"]
     with open(log, "w") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
