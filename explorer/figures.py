@@ -157,6 +157,11 @@ def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
                 tile_px=tile_px)
 
 
+def mosaic_grid(m: dict, n_layers: int, n_heads: int) -> tuple[int, int]:
+    """Rows and columns of cells of the whole mosaic laid out by `m` (mosaic_layout), gaps included."""
+    return n_layers * m["row_stride"] - m["row_gap"], n_heads * m["col_stride"] - m["col_gap"]
+
+
 def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, layout=None) -> go.Figure:
     """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
 
@@ -167,7 +172,7 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
     m = mosaic_layout(n_h, q, k)
     rs, cs = m["row_stride"], m["col_stride"]
     names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(n_l)]
-    grid = np.full((n_l * rs - m["row_gap"], n_h * cs - m["col_gap"]), np.nan)
+    grid = np.full(mosaic_grid(m, n_l, n_h), np.nan)
     custom = np.full(grid.shape + (4,), "", dtype=object)
     tokens = _pair_customdata([f"{t} (pos {i})" for i, t in enumerate(q_labels)],
                               [f"{t} (pos {j})" for j, t in enumerate(k_labels)])
@@ -292,9 +297,14 @@ def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None,
 
 # -------------------------------------------------------------------------------- curves, bars
 
-def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None, layout=None) -> go.Figure:
+_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
+
+
+def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None, layout=None,
+               dashed=False) -> go.Figure:
     """Lines `name -> (x, y)`; `bands` `name -> (x, lo, hi)` shade a range (mean ± std over seeds)
-    in the colour of the line with the same name."""
+    in the colour of the line with the same name. `dashed` keeps lines that coincide visible: each
+    one dashed differently and a little thinner than the one before."""
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(list(series) + list(bands or {}))}
     traces = []
     for name, (x, lo, hi) in (bands or {}).items():
@@ -303,18 +313,16 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
             x=x + x[::-1], y=list(_arr(hi)) + list(_arr(lo))[::-1], fill="toself", mode="lines",
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
-    for name, (x, y) in series.items():
+    for i, (name, (x, y)) in enumerate(series.items()):
         few = len(_arr(x)) < 4  # a line through one point draws nothing: mark the points
+        line = dict(dash=_DASHES[i % len(_DASHES)], width=4 - 0.7 * i) if dashed else dict(width=2)
         traces.append(go.Scatter(x=_arr(x), y=_arr(y), mode="lines+markers" if few else "lines", name=str(name),
                                  connectgaps=True,
-                                 line=dict(color=colours[name], width=2),
+                                 line=dict(color=colours[name], **line),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
                                                f"{y_title or 'y'} %{{y:.4g}}<extra></extra>"))
     return _figure(traces, title, 380, layout, xaxis=dict(title=x_title),
                    yaxis=dict(title=y_title, type="log" if log_y else "linear"))
-
-
-_DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
 
 def training_curves(history, metrics=("loss",), title="", log_y=False, layout=None) -> go.Figure:
@@ -364,8 +372,9 @@ def param_breakdown(parts, title="", layout=None) -> go.Figure:
         text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
         textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
         hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>")
+    room = 1.3 * max(counts, default=0) or 1  # for the count written outside the longest bar
     return _figure([bar], title or f"{human(total)} parameters", 120 + 34 * len(names), layout,
-                   xaxis=dict(title="parameters"), yaxis=dict(autorange="reversed"))
+                   xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(autorange="reversed"))
 
 
 def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> go.Figure:

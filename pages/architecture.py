@@ -20,12 +20,6 @@ def fit_diagram(fig):
     return fig
 
 
-def bars_room(parts: dict) -> dict:
-    """Room on the right for the count written outside the longest bar (a layout for param_breakdown)."""
-    longest = max(v for k, v in parts.items() if k != "total")
-    return dict(xaxis=dict(range=[0, 1.3 * longest]))
-
-
 def reference_row(name: str, cfg: ModelConfig, chapter: str = "", published: float | None = None,
                   note: str = "") -> dict:
     return {"Model": name, "d_model": cfg.d_model, "Heads": cfg.n_heads, "Layers": ui.layers_text(cfg),
@@ -79,7 +73,7 @@ def show(cfg: ModelConfig) -> None:
     with right:
         parts = param_count(cfg)
         st.subheader("Parameters")
-        ui.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters", layout=bars_room(parts)))
+        ui.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters"))
         st.caption("Embeddings grow with the vocabulary, attention and FFN with d_model² per layer; "
                    "LayerNorms are tiny.")
         batch, seq = cost(cfg)

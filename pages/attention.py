@@ -145,7 +145,7 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
     m = figures.mosaic_layout(n_h, q, k)
-    cell, height = fit_mosaic(n_l * m["row_stride"] - m["row_gap"], n_h * m["col_stride"] - m["col_gap"])
+    cell, height = fit_mosaic(*figures.mosaic_grid(m, n_l, n_h))
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
     # costs milliseconds a call (explorer/figures.py _figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,

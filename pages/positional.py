@@ -12,7 +12,6 @@ ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 STARTS = (0, 10, 30, 60)   # absolute positions whose curves should coincide
 MAX_OFFSET = 40
-DASHES = ("solid", "dash", "dot", "dashdot")
 
 
 @st.cache_data(max_entries=32)
@@ -54,15 +53,8 @@ def rope_scores(d_model: int, base: float, n_positions: int, seed: int = 0) -> n
 
 # Similarity matrices are square: a column-wide figure of this height leaves no empty band.
 SQUARE = dict(height=470)
+# The legend above the curves, which often lie on top of each other (hence dashed lines too).
 LEGEND_ABOVE = dict(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
-
-
-def dashed(fig):
-    """Coinciding lines stay visible: each one dashed differently and a little thinner."""
-    for i, trace in enumerate(fig.data):
-        trace.line.dash = DASHES[i % len(DASHES)]
-        trace.line.width = 4 - 0.7 * i
-    return fig
 
 
 def controls() -> tuple[str, int, int, float]:
@@ -95,8 +87,8 @@ def show_sinusoidal(d_model: int, n_pos: int, base: float) -> None:
         st.caption("Neighbouring positions look alike (the dark band along the diagonal) and similarity fades "
                    "with distance: nearness in the sequence becomes nearness in vector space.")
     fig = figures.line_chart(offset_dots(d_model, base), title="PE(pos) · PE(pos + k) against the offset k",
-                             x_title="offset k", y_title="dot product", layout=LEGEND_ABOVE)
-    ui.chart(dashed(fig))
+                             x_title="offset k", y_title="dot product", layout=LEGEND_ABOVE, dashed=True)
+    ui.chart(fig)
     note = (" With an odd d_model the last sine has no cosine partner, so the curves part slightly."
             if d_model % 2 else "")
     st.caption("The curves for different starting positions lie on top of each other: the dot product "
@@ -123,8 +115,8 @@ def show_rope(d_model: int, n_pos: int, base: float) -> None:
                    "single colour: the score depends only on n − m.")
     offsets = np.arange(MAX_OFFSET + 1)
     curves = {f"query at {m}": (offsets.tolist(), scores[m, m + offsets].tolist()) for m in STARTS}
-    ui.chart(dashed(figures.line_chart(curves, title="q·k against the relative distance n − m",
-                                       x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE)))
+    ui.chart(figures.line_chart(curves, title="q·k against the relative distance n − m",
+                                x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE, dashed=True))
     st.caption("Moving both tokens along the sequence leaves the curve unchanged: RoPE encodes relative "
                "position directly in the attention score.")
 
