@@ -221,9 +221,12 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                     press(page, "train_start")
                 for i, page in reversed(list(enumerate(pages))):  # the last in line waits longest
                     wait_shown(page, REGISTERED, f"registered-{i}")
+                    # One snapshot, no waiting: the notice goes when the run gets its slot, so a
+                    # count() then inner_text() pair can find it and then wait 30 s for it in vain.
                     waiting = page.locator("[data-testid=stAlertContentInfo]:has-text('Waiting: position')")
-                    if waiting.count():
-                        queued[i] = int(re.search(r"position (\d+)", waiting.inner_text()).group(1))
+                    texts = waiting.all_inner_texts()
+                    if texts:
+                        queued[i] = int(re.search(r"position (\d+)", texts[0]).group(1))
                         if len(queued) == 1:
                             SHOTS.mkdir(parents=True, exist_ok=True)
                             page.screenshot(path=str(SHOTS / "classroom-queued.png"))
