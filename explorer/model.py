@@ -1,9 +1,11 @@
 """The Transformer: attention, Pre-LN/Post-LN blocks, and three models built from one ModelConfig.
 
 Internals are exposed through `HookPoint`s (identity modules) rather than extra return values:
-`explorer.inspect.capture` registers forward hooks on them. Attention computes the softmax
-explicitly only while someone listens to its pattern; otherwise it takes PyTorch's fused
-`scaled_dot_product_attention`. Both paths compute the same function (a test checks it).
+`explorer.inspect.capture` registers forward hooks on them. Attention always computes its softmax
+explicitly, with the heads folded into the batch of one `baddbmm` and one `bmm`: at this app's sizes
+(T ~ 20, d_head 16) that trains faster on a CPU than PyTorch's fused `scaled_dot_product_attention`,
+whose kernel works block by block per (row, head) (bench/README.md has the figures), and a capture
+reads the very pattern the model used.
 In training (`EncoderDecoder.forward`) a padded batch runs its position-wise layers on the real tokens
 only (`Packing`); every real position gets what it gets alone, unpadded (a test checks that too).
 """
@@ -62,30 +64,37 @@ class MultiHeadAttention(nn.Module):
             k, v = self._heads(_unpack(mem_packing, F.linear(memory, w[d:], bias[d:])), 2)
         if rotate is not None:
             q, k = rotate(q), rotate(k)
-        if self.hook_pattern.active:
-            out = self._explicit(q, k, v, _with_causal(mask, q, k) if causal else mask)
-        elif causal and mask is None:  # the fused kernel skips the masked half of the scores
-            out = F.scaled_dot_product_attention(
-                q, k, v, is_causal=True, dropout_p=self.dropout if self.training else 0.0)
-        else:
-            out = F.scaled_dot_product_attention(q, k, v, attn_mask=_with_causal(mask, q, k) if causal else mask,
-                                                 dropout_p=self.dropout if self.training else 0.0)
+        out = self._attend(q, k, v, _bias(_with_causal(mask, q, k) if causal else mask, q.dtype))
         b, _, tq, _ = out.shape
         out = out.transpose(1, 2).reshape(b, tq, d)                     # (B, Tq, d_model)
         return self.out_proj(_pack(packing, out))
 
-    def _explicit(self, q: Tensor, k: Tensor, v: Tensor, mask: Tensor | None) -> Tensor:
-        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_head)       # (B, H, Tq, Tk)
-        if mask is not None:
-            scores = scores.masked_fill(~mask, float("-inf"))
-        pattern = self.hook_pattern(scores.softmax(dim=-1))
-        return F.dropout(pattern, self.dropout, self.training) @ v     # (B, H, Tq, d_head)
+    def _attend(self, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> Tensor:
+        """softmax(q k^T / sqrt(d_head) + bias) v; q (B, H, Tq, d_head), k and v (B, H, Tk, d_head)."""
+        b, h, tq, dh = q.shape
+        tk = k.size(-2)
+        q, k, v = (x.reshape(b * h, -1, dh) for x in (q, k, v))        # heads folded into the batch
+        if bias is None:
+            scores = torch.bmm(q, k.transpose(1, 2)) * (1 / math.sqrt(dh))
+        else:
+            bias = bias.expand(b, h, tq, tk).reshape(b * h, tq, tk) if bias.dim() == 4 else bias
+            scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
+        pattern = self.hook_pattern(scores.softmax(dim=-1).view(b, h, tq, tk))
+        pattern = F.dropout(pattern, self.dropout, self.training).view(b * h, tq, tk)
+        return torch.bmm(pattern, v).view(b, h, tq, dh)                 # (B, H, Tq, d_head)
 
 
 def _with_causal(mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor:
     """mask & lower-triangular: query i sees keys 0..i."""
     tril = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
     return tril if mask is None else mask & tril
+
+
+def _bias(allowed: Tensor | None, dtype: torch.dtype) -> Tensor | None:
+    """The additive form of a bool mask: 0 where attention is allowed, -inf where it is not."""
+    if allowed is None:
+        return None
+    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill_(~allowed, float("-inf"))
 
 
 def _swiglu(h: Tensor) -> Tensor:
@@ -245,7 +254,7 @@ class EncoderDecoder(nn.Module):
         pads are left out too (their logits are 0)."""
         # No padding mask on the target: pads sit at the end of a row, so under the causal mask a
         # real query never sees a pad key, and what pad queries compute is never read (the loss
-        # ignores them). That lets self-attention take the fused causal kernel.
+        # ignores them). The causal mask alone is one (T, T) bias shared by the whole batch.
         tgt_mask = padding_mask(tgt_in, self.cfg.pad_idx) if packed else None
         packing = Packing(tgt_mask) if tgt_mask is not None else None
         mem_packing = Packing(src_mask) if packed and src_mask is not None else None

@@ -25,7 +25,8 @@ class Packing:
 
     def unpack(self, x: Tensor) -> Tensor:
         """(N, *) -> (B, T, *), zeros at the pads."""
-        out = x.new_zeros(self.b * self.t, *x.shape[1:]).index_copy(0, self.idx, x)
+        # in place into fresh zeros: the out-of-place index_copy would first copy the zeros
+        out = x.new_zeros(self.b * self.t, *x.shape[1:]).index_copy_(0, self.idx, x)
         return out.view(self.b, self.t, *x.shape[1:])
 
 

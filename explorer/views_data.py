@@ -219,7 +219,7 @@ def attention_for(model: nn.Module, task: Task, src, tgt_in=None, pad: bool = Fa
         if kind == "dec_self":
             mask &= np.tri(len(q_lab), len(k_lab), dtype=bool)                       # causal: no future
         q_labels[kind], k_labels[kind], masks[kind], real_q[kind] = q_lab, k_lab, mask, q_real
-        # The decoder's fused causal kernel skips the padding mask (see model.EncoderDecoder.decode): a pad
+        # The decoder's self-attention uses the causal mask only (see model.EncoderDecoder.decode): a pad
         # query then spreads weight over earlier pads. Nothing reads those rows; shown renormalised over
         # the allowed keys, which is exactly the softmax with the padding mask (rows of real queries
         # are unchanged: they never reach a pad).
