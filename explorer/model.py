@@ -64,7 +64,7 @@ class MultiHeadAttention(nn.Module):
             k, v = self._heads(_unpack(mem_packing, F.linear(memory, w[d:], bias[d:])), 2)
         if rotate is not None:
             q, k = rotate(q), rotate(k)
-        out = self._attend(q, k, v, _bias(_with_causal(mask, q, k) if causal else mask, q.dtype))
+        out = self._attend(q, k, v, _bias(mask, causal, q, k))
         b, _, tq, _ = out.shape
         out = out.transpose(1, 2).reshape(b, tq, d)                     # (B, Tq, d_model)
         return self.out_proj(_pack(packing, out))
@@ -76,7 +76,7 @@ class MultiHeadAttention(nn.Module):
         q, k, v = (x.reshape(b * h, -1, dh) for x in (q, k, v))        # heads folded into the batch
         if bias is None:
             scores = torch.bmm(q, k.transpose(1, 2)) * (1 / math.sqrt(dh))
-        else:
+        else:  # a (Tq, Tk) bias broadcasts as it is; a per-row one is laid out per (row, head)
             bias = bias.expand(b, h, tq, tk).reshape(b * h, tq, tk) if bias.dim() == 4 else bias
             scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
         pattern = self.hook_pattern(scores.softmax(dim=-1).view(b, h, tq, tk))
@@ -84,17 +84,16 @@ class MultiHeadAttention(nn.Module):
         return torch.bmm(pattern, v).view(b, h, tq, dh)                 # (B, H, Tq, d_head)
 
 
-def _with_causal(mask: Tensor | None, q: Tensor, k: Tensor) -> Tensor:
-    """mask & lower-triangular: query i sees keys 0..i."""
-    tril = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
-    return tril if mask is None else mask & tril
-
-
-def _bias(allowed: Tensor | None, dtype: torch.dtype) -> Tensor | None:
-    """The additive form of a bool mask: 0 where attention is allowed, -inf where it is not."""
+def _bias(mask: Tensor | None, causal: bool, q: Tensor, k: Tensor) -> Tensor | None:
+    """What may be attended as an additive bias: 0 where `mask` (True = allowed) and, if causal, the
+    lower triangle (query i sees keys 0..i) allow it, -inf elsewhere; None when everything is allowed."""
+    allowed = mask
+    if causal:
+        tril = torch.ones(q.size(-2), k.size(-2), dtype=torch.bool, device=q.device).tril()
+        allowed = tril if mask is None else mask & tril
     if allowed is None:
         return None
-    return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill_(~allowed, float("-inf"))
+    return torch.zeros(allowed.shape, dtype=q.dtype, device=q.device).masked_fill_(~allowed, float("-inf"))
 
 
 def _swiglu(h: Tensor) -> Tensor:
