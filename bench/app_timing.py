@@ -7,7 +7,8 @@
    (on a fresh server, the loading note app.py shows while PyTorch imports). Chromium is launched first.
 2. View change: seconds from a click to the new view painted (script finished, charts drawn), timed
    in the page from the click event, for a few everyday clicks: the
-   Attention page's attention kind, its head picker; the Positional page's d_model. Median over
+   Attention page's attention kind, its close-up's head slider (the head shown, no rerun; then the
+   rerun that follows done); the Positional page's d_model. Median over
    --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added).
 3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
    then, with the server and browser gone, the same configuration (read back from the saved run)
@@ -36,12 +37,14 @@ from tests.conftest import CHROMIUM_ARGS  # noqa: E402
 from tests.test_browser import DRAWN, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
 from tests.test_browser import _wait_rendered as settle  # noqa: E402
 
-# Set before an action: the time of the first click or focus change (the user's act: a blur commits a
-# typed number), and whether the script has run since.
+# Set before an action: the time of the first press, click or focus change (the user's act: a Plotly
+# slider moves on the press, a button acts on the click, a blur commits a typed number), and whether the
+# script has run since.
 WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
   window.__t0 = null; window.__ran = false;
   const mark = () => { window.__t0 = window.__t0 ?? performance.now(); };
-  for (const type of ['click', 'focusout']) document.addEventListener(type, mark, {capture: true, once: true});
+  for (const type of ['pointerdown', 'click', 'focusout'])
+    document.addEventListener(type, mark, {capture: true, once: true});
   window.__watch && window.__watch.disconnect();
   window.__watch = new MutationObserver(() => {
     if (app.getAttribute('data-test-script-state') === 'running') window.__ran = true; });
@@ -71,6 +74,24 @@ def click_and_settle(page, locator) -> tuple[float, float]:
     return in_page, time.perf_counter() - t0
 
 
+def slide(page, label: str) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Click step `label` of the Attention close-up's slider: seconds until the close-up shows that
+    head (painted; no rerun involved), then until the rerun that follows has finished and drawn (the
+    mosaic's outline moved), each (in the page, as Playwright sees it)."""
+    labels = page.locator(".st-key-att_closeup .slider-label")
+    labels.first.scroll_into_view_if_needed()
+    box = labels.filter(has_text=label).first.bounding_box()
+    page.evaluate(WATCH)
+    t0 = time.perf_counter()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the label sits under the rail
+    page.wait_for_function(f"() => document.querySelector('.st-key-att_closeup .gtitle')"
+                           f"?.textContent.startsWith('{label} ')", timeout=TIMEOUT_MS, polling="raf")
+    shown = page.evaluate(PAINTED), time.perf_counter() - t0
+    page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
+    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
+    return shown, (page.evaluate(PAINTED), time.perf_counter() - t0)
+
+
 def at_rest(page) -> None:
     """A view change starts from a page at rest, as a person clicks: the last rerun ended a second ago."""
     settle(page)
@@ -79,7 +100,8 @@ def at_rest(page) -> None:
 
 def view_changes(page, url: str, repeats: int) -> dict[str, list[tuple[float, float]]]:
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in (
-        "attention: switch kind", "attention: pick a head", "positional: change d_model")}
+        "attention: switch kind", "attention: pick a head, close-up shown",
+        "attention: pick a head, the rerun after it done", "positional: change d_model")}
     page.goto(f"{url}/attention")
     kinds = page.locator(".st-key-att_kind button")
     for i in range(repeats):
@@ -87,8 +109,12 @@ def view_changes(page, url: str, repeats: int) -> dict[str, list[tuple[float, fl
         times["attention: switch kind"].append(click_and_settle(page, kinds.nth(i % kinds.count())))
     for i in range(repeats):
         at_rest(page)
-        other_heads = page.locator(".st-key-att_head button[aria-checked=false]")
-        times["attention: pick a head"].append(click_and_settle(page, other_heads.nth(i % other_heads.count())))
+        title = page.locator(".st-key-att_closeup .gtitle").text_content()
+        others = [t for t in page.locator(".st-key-att_closeup .slider-label").all_text_contents()
+                  if not title.startswith(f"{t} ")]
+        shown, settled = slide(page, others[(3 * i) % len(others)])
+        times["attention: pick a head, close-up shown"].append(shown)
+        times["attention: pick a head, the rerun after it done"].append(settled)
     page.goto(f"{url}/positional")
     box = page.locator(".st-key-pe_d_model input")
     for i in range(repeats):

@@ -28,6 +28,7 @@ MASK_GREY = "rgb(200,200,200)"
 EXPECTED_COLOUR = "#ff2d55"
 TEMPLATE = "plotly_white"
 MIN_HEIGHT = 250
+SLIDER_PX = 65  # a slider's rail and labels between a figure's title and its plot
 # Every figure starts from TEMPLATE as plotly's default: assigning a template by name to each figure
 # deep-copies and validates it, ~50 ms a figure, which a live view redrawing every second cannot afford.
 # `_figure` sets the default again if it changed: importing Streamlit's plotly module after this one
@@ -111,12 +112,13 @@ def architecture_diagram(cfg, **kwargs) -> go.Figure:
 # ----------------------------------------------------------------------------------- attention
 
 def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask=None, zmax=1.0,
-                      click_grid=False, layout=None) -> go.Figure:
+                      click_grid=False, slider=None, layout=None) -> go.Figure:
     """One head's weights (Q, K): y = query in reading order, x = key.
 
     `expected` (Q, K) one-hot draws outlined squares over the cells the task calls right; `mask`
     (Q, K) bool, True = allowed, greys out the cells attention may not use (e.g. the future).
     `click_grid` lays a transparent scatter over the cells so `on_select` returns a cell.
+    `slider` (`z_slider`) goes between the title and the heatmap, in a taller top margin.
     """
     z = _arr(pattern)  # (Q, K)
     q, k = z.shape
@@ -141,10 +143,26 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
                                  marker=dict(size=18, symbol="square", opacity=0), showlegend=False,
                                  hoverinfo="skip"))
     cell = min(40, max(12, 520 // max(q, k)))
-    return _figure(traces, title, 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0), layout,
+    height = 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0)
+    if slider is not None:
+        layout = _merge(dict(sliders=[slider], margin=dict(t=60 + SLIDER_PX),
+                             title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12))), layout)
+        height += SLIDER_PX
+    return _figure(traces, title, height, layout,
                    xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=dict(orientation="h", y=-0.15),
                    yaxis=dict(_token_axis(q_labels, "query"), autorange="reversed", scaleanchor="x",
                               constrain="domain"))
+
+
+def z_slider(labels, zs, titles, active: int = 0) -> dict:
+    """A slider (a layout `sliders` entry) whose steps swap trace 0's z and the figure's title in the
+    browser: flipping through heads redraws one heatmap, with no rerun of the page. Step i's value is
+    "i"; its label is its tick's text (blank ones keep many steps legible) and each title names its step."""
+    steps = [dict(label=label, value=str(i), method="update",
+                  args=[{"z": [np.round(_arr(z), 4).tolist()]}, {"title.text": title}, [0]])
+             for i, (label, z, title) in enumerate(zip(labels, zs, titles))]
+    return dict(active=active, steps=steps, currentvalue=dict(visible=False), transition=dict(duration=0),
+                x=0.0, len=1.0, y=1.0, yanchor="bottom", pad=dict(t=0, b=10), font=dict(size=11))
 
 
 def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:

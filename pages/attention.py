@@ -15,6 +15,9 @@ from pages import ui
 ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 insp = ui.inspecting
+_SHOWN = "_att_closeup_shown"        # the head the close-up's figure was last built showing
+_FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
+_REDRAWS = "_att_closeup_redraws"    # mosaic clicks: each makes the close-up a new figure
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
 # What to notice, by (task, kind), then by kind.
 NOTICE = {
@@ -133,12 +136,14 @@ def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Sc
 
 
 def focus_from_click(n_heads: int) -> None:
-    """on_select: a click on a tile's name selects that layer and head."""
+    """on_select: a click on a tile's name focuses that layer and head."""
     points = (st.session_state.get(ui.ATT_MOSAIC) or {}).get("selection", {}).get("points", [])
     tile = next((p.get("customdata") for p in points if p.get("customdata") is not None), None)
     if tile is not None:
         tile = int(tile[0] if isinstance(tile, list) else tile)
         st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = divmod(tile, n_heads)
+        # A new figure even if it was built for this head before: its slider may have moved since.
+        st.session_state[_REDRAWS] = st.session_state.get(_REDRAWS, 0) + 1
 
 
 def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
@@ -179,36 +184,71 @@ def side_panels(view, kind: str, ref_name: str, ref: np.ndarray) -> None:
                "its weight evenly, as an untrained head does.")
 
 
-def refocus(context: tuple, scores: np.ndarray) -> None:
-    """Focus the best-matching head whenever the model, the kind or the reference changes (a new
-    input keeps the head, so one head can be followed across examples; a shared link keeps its own)."""
+def linked_head() -> tuple[int, int]:
+    """The head a shared link names ("L1", "H2"), or (-1, -1)."""
+    try:
+        return (int(st.query_params[ui.ATT_LAYER].removeprefix("L")),
+                int(st.query_params[ui.ATT_HEAD].removeprefix("H")))
+    except (KeyError, ValueError):
+        return -1, -1
+
+
+def refocus(context: tuple, scores: np.ndarray) -> tuple[int, int]:
+    """The focused head. The best-matching one whenever the model, the kind or the reference changes;
+    a new input keeps the head, so one head can be followed across examples; a shared link keeps its
+    own. The page's address names it, so a link opens the same head."""
+    n_l, n_h = scores.shape
     before = st.session_state.get(ui.ATT_FOCUS_FOR)
     st.session_state[ui.ATT_FOCUS_FOR] = context
+    here = linked_head() if before is None else (st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD])
+    fits = 0 <= here[0] < n_l and 0 <= here[1] < n_h
     best = views_data.best_head(scores)
-    if before == context or best is None or (before is None and ui.ATT_LAYER in st.query_params):
-        return
-    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = best[0], best[1]
+    if before != context and best is not None and not (before is None and fits):
+        here = best[:2]
+    elif not fits:
+        here = (0, 0)
+    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = here
+    st.query_params[ui.ATT_LAYER], st.query_params[ui.ATT_HEAD] = f"L{here[0]}", f"H{here[1]}"
+    return here
 
 
-def head_picker(n_layers: int, n_heads: int) -> tuple[int, int]:
-    """Every layer and head one click away (a drop-down takes two, and in class one flips between heads)."""
-    a, b = st.columns([1, 2])
-    layer = a.segmented_control("Layer", range(n_layers), format_func=lambda i: f"L{i}", default=0, required=True,
-                                key=ui.ATT_LAYER, **ui.SHARED)
-    head = b.segmented_control("Head", range(n_heads), format_func=lambda i: f"H{i}", default=0, required=True,
-                               key=ui.ATT_HEAD, **ui.SHARED)
-    return int(layer), int(head)
+def follow_slider(n_heads: int, step: str) -> None:
+    """The close-up's slider moved in the browser, which already shows the new head: focus it here too
+    (the mosaic's outline, the link, the next input) and build the close-up as it was."""
+    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = divmod(int(step), n_heads)
+    st.session_state[_FOLLOWED] = True
 
 
-def focused(view, kind: str, layer: int, head: int, ref_name: str, ref: np.ndarray) -> None:
-    pats = view.patterns[kind][layer:layer + 1, head:head + 1]                  # (1, 1, Q, K)
-    score = views_data.match_scores(pats, ref)[0, 0]
-    ent = views_data.head_entropy(pats, view.real_q[kind])[0, 0]
-    title = f"L{layer} H{head} · entropy {ent:.2f} nats" + ("" if np.isnan(score) else f" · match {score:.2f}")
-    ui.chart(figures.attention_heatmap(pats[0, 0], view.q_labels[kind], view.k_labels[kind], title=title,
-                                       expected=ref, mask=view.masks[kind]))
-    st.caption(f"Outlined: {ref_name}. Grey: cells the mask forbids (the future, or padding). "
-               "Each row sums to 1.")
+def shown_head(focus: tuple[int, int], n_heads: int) -> tuple[int, int]:
+    """The head the close-up's figure is built showing: the focused one, except in the rerun that
+    follows its slider. There the figure is built as before, so Streamlit keeps the browser's (a
+    changed figure is a new chart: it would be drawn again and cut short a drag along the slider)."""
+    shown = st.session_state.get(_SHOWN) if st.session_state.pop(_FOLLOWED, False) else None
+    if shown is None or shown[1] >= n_heads:
+        shown = focus
+    st.session_state[_SHOWN] = shown
+    return shown
+
+
+def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndarray) -> None:
+    """One head large, with a slider over every head that flips them in the browser."""
+    pats = view.patterns[kind]                                                  # (L, H, Q, K)
+    n_l, n_h = pats.shape[:2]
+    scores = views_data.match_scores(pats, ref)
+    ent = views_data.head_entropy(pats, view.real_q[kind])
+    heads = [(layer, head) for layer in range(n_l) for head in range(n_h)]
+    titles = [f"L{la} H{h} · entropy {ent[la, h]:.2f} nats" + ("" if np.isnan(scores[la, h]) else
+                                                                f" · match {scores[la, h]:.2f}") for la, h in heads]
+    shown = heads.index(shown_head(focus, n_h))
+    # Ticks named while the names fit (Plotly would label only every n-th); the title names the head.
+    ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
+    slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
+    ui.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
+                                       title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider,
+                                       layout=dict(meta=dict(redraws=st.session_state.get(_REDRAWS, 0)))),
+             key=ui.ATT_CLOSEUP)
+    st.caption(f"Slide along the top to flip through the heads, or click a tile's name in the mosaic. "
+               f"Outlined: {ref_name}. Grey: cells the mask forbids (the future, or padding). Each row sums to 1.")
 
 
 # --------------------------------------------------------------------------------------- page
@@ -228,18 +268,15 @@ def show(sel, picked) -> None:
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
     n_l, n_h = view.patterns[kind].shape[:2]
-    refocus((ver, kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
-    mosaic_slot = st.container()  # drawn last, so it outlines the head the pickers below choose
+    focus = refocus((ver, kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
+    mosaic(view, kind, *focus, task.name)
     st.subheader("One head up close")
     left, right = st.columns([3, 2], gap="large")
     with left:
-        layer, head = head_picker(n_l, n_h)
-        focused(view, kind, layer, head, ref_name, refs[ref_name])
+        focused(view, kind, focus, ref_name, refs[ref_name])
     with right:
         side_panels(view, kind, ref_name, refs[ref_name])
-    with mosaic_slot:
-        mosaic(view, kind, layer, head, task.name)
-
+    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, n_h))
 
 st.title("Attention")
 st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "

@@ -39,8 +39,10 @@ ARCH_BATCH, ARCH_SEQ = "arch_batch", "arch_seq"
 # Attention and Outputs pages: the input both inspect (shared, so one example follows you across them)
 INSPECT_MODE, INSPECT_INDEX, INSPECT_TEXT = "inspect_mode", "inspect_index", "inspect_text"
 INSPECT_TEACHER, INSPECT_PAD = "inspect_teacher", "inspect_pad"
-ATT_KIND, ATT_REF, ATT_LAYER, ATT_HEAD = "att_kind", "att_ref", "att_layer", "att_head"
+ATT_KIND, ATT_REF = "att_kind", "att_ref"
+ATT_LAYER, ATT_HEAD = "att_layer", "att_head"  # the focused head (ints; "L1" / "H2" in a shared link)
 ATT_MOSAIC = "att_mosaic"         # the mosaic chart's selection (clicking a tile focuses that head)
+ATT_CLOSEUP = "att_closeup"       # the close-up chart, whose own slider flips heads in the browser
 ATT_FOCUS_FOR = "_att_focus_for"  # (model, kind, reference) the focused head was picked for
 OUT_TOP_K, OUT_BEAM, OUT_PENALTY = "out_top_k", "out_beam_k", "out_length_penalty"
 OUT_NEW, OUT_TEMPERATURE, OUT_SEED = "out_new_chars", "out_temperature", "out_seed"

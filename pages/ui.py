@@ -65,7 +65,9 @@ __all__ = [
 
 # Attention and Outputs pages: their session keys, input picker and cached computations.
 from pages import inspecting  # noqa: E402
+from pages.slider_events import on_slider  # noqa: E402
 from pages.state import (  # noqa: E402
+    ATT_CLOSEUP,
     ATT_FOCUS_FOR,
     ATT_HEAD,
     ATT_KIND,
@@ -85,9 +87,9 @@ from pages.state import (  # noqa: E402
     OUT_TOP_K,
 )
 
-__all__ += ["inspecting", "ATT_FOCUS_FOR", "ATT_HEAD", "ATT_KIND", "ATT_LAYER", "ATT_MOSAIC", "ATT_REF",
-            "INSPECT_INDEX", "INSPECT_MODE", "INSPECT_PAD", "INSPECT_TEACHER", "INSPECT_TEXT", "OUT_BEAM", "OUT_NEW",
-            "OUT_PENALTY", "OUT_SEED", "OUT_TEMPERATURE", "OUT_TOP_K"]
+__all__ += ["inspecting", "on_slider", "ATT_CLOSEUP", "ATT_FOCUS_FOR", "ATT_HEAD", "ATT_KIND", "ATT_LAYER",
+            "ATT_MOSAIC", "ATT_REF", "INSPECT_INDEX", "INSPECT_MODE", "INSPECT_PAD", "INSPECT_TEACHER",
+            "INSPECT_TEXT", "OUT_BEAM", "OUT_NEW", "OUT_PENALTY", "OUT_SEED", "OUT_TEMPERATURE", "OUT_TOP_K"]
 
 # Train, Gradients and Runs pages: their session keys, the sidebar's job status, the run list.
 from pages.sources import load_run, run_names  # noqa: E402

@@ -57,6 +57,13 @@ def test_attention_shows_the_selected_models_own_patterns():
         big["layout"]["title"]["text"]
     assert np.allclose(array(big["data"][0]["z"]), pats[layer, head], atol=1e-5)
     assert big["layout"]["yaxis"]["ticktext"][0] == "<bos>"
+    slider = big["layout"]["sliders"][0]                                 # every head, flipped in the browser
+    assert slider["active"] == layer * n_h + head and len(slider["steps"]) == n_l * n_h
+    for i, step in enumerate(slider["steps"]):
+        data, title, traces = step["args"]
+        la, h = divmod(i, n_h)
+        assert step["label"] == f"L{la} H{h}" and title["title.text"].startswith(f"L{la} H{h} ") and traces == [0]
+        assert np.allclose(array(data["z"][0]), pats[la, h], atol=1e-4)
     clicks = next(t for t in mosaic["data"] if t.get("name") == "tiles")
     assert list(array(clicks["customdata"])) == list(range(n_l * n_h))  # one click target per tile
     table = at.dataframe[0].value
@@ -67,11 +74,12 @@ def test_attention_shows_the_selected_models_own_patterns():
 
 def test_attention_widgets_change_the_view():
     at = open_app(ATTENTION)
-    at.segmented_control(key=ui.ATT_LAYER).set_value(1).run()
-    at.segmented_control(key=ui.ATT_HEAD).set_value(2).run()
+    at.session_state[ui.ATT_LAYER], at.session_state[ui.ATT_HEAD] = 1, 2   # as a click on a tile's name does
+    at.run()
     at.number_input(key=ui.INSPECT_INDEX).set_value(3).run()             # a new input keeps the head
     assert_ok(at)
     assert focused(at)["layout"]["title"]["text"].startswith("L1 H2 ")
+    assert (at.query_params[ui.ATT_LAYER], at.query_params[ui.ATT_HEAD]) == ("L1", "H2")  # the link names it
     mosaic = by_title(at, "Cross-attention")
     outline = next(s for s in mosaic["layout"]["shapes"] if s.get("name") == "focused")
     assert outline["x0"] == 2 * mosaic["layout"]["meta"]["col_stride"] - 0.5  # the mosaic marks head 2
@@ -82,7 +90,8 @@ def test_attention_widgets_change_the_view():
     sel, view = selected_view(at, index=3)
     ref = views_data.reference_patterns(view, "dec_self")["previous position"]
     layer, head, _ = views_data.best_head(views_data.match_scores(view.patterns["dec_self"], ref))
-    assert (at.segmented_control(key=ui.ATT_LAYER).value, at.segmented_control(key=ui.ATT_HEAD).value) == (layer, head)
+    assert (at.session_state[ui.ATT_LAYER], at.session_state[ui.ATT_HEAD]) == (layer, head)
+    assert focused(at)["layout"]["title"]["text"].startswith(f"L{layer} H{head} ")
     masked = next(t for t in focused(at)["data"] if t.get("name") == "masked")
     assert np.isnan(array(masked["z"])[0, 0]) and array(masked["z"])[0, 1] == 1.0  # the future is greyed
 

@@ -154,3 +154,48 @@ def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
             assert title in nav and "frame" not in nav and "widgets" not in nav
         finally:
             page.close()
+
+
+# Set before a slider click: the close-up's title at the moment the rerun the click causes starts.
+TITLE_AT_RERUN = """() => { const app = document.querySelector('[data-testid=stApp]');
+  window.__titleAtRerun = null;
+  new MutationObserver((_, watch) => {
+    if (app.getAttribute('data-test-script-state') !== 'running') return;
+    window.__titleAtRerun = document.querySelector('.st-key-att_closeup .gtitle').textContent;
+    watch.disconnect(); }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+
+
+def _closeup_title(page) -> str:
+    return page.locator(".st-key-att_closeup .gtitle").text_content()
+
+
+def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(server, chromium):
+    """The close-up's slider shows another head before any rerun starts; the rerun that follows keeps
+    it, names it in the page's address, and a new input stays on that head."""
+    page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
+    try:
+        page.goto(f"{server}/attention")
+        _wait_rendered(page)
+        before = _closeup_title(page)
+        labels = page.locator(".st-key-att_closeup .slider-label")
+        other = next(t for t in labels.all_text_contents() if not before.startswith(f"{t} "))
+        labels.first.scroll_into_view_if_needed()  # a mouse click lands only inside the viewport
+        box = labels.filter(has_text=other).first.bounding_box()
+        page.evaluate(TITLE_AT_RERUN)
+        page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the label sits under the rail
+        page.wait_for_function("() => window.__titleAtRerun !== null", timeout=TIMEOUT_MS)
+        assert page.evaluate("window.__titleAtRerun").startswith(f"{other} ")  # shown before the server ran
+        page.wait_for_timeout(300)
+        _wait_rendered(page)
+        layer, head = other.split()
+        assert f"att_layer={layer}" in page.url and f"att_head={head}" in page.url
+        assert _closeup_title(page).startswith(f"{other} ")  # the rerun did not put the old head back
+        page.locator(".st-key-inspect_index input").fill("2")
+        page.locator(".st-key-inspect_index input").press("Enter")
+        page.wait_for_function(f"() => document.querySelector('.st-key-att_closeup .gtitle')"
+                               f"?.textContent.startsWith('{other} ')", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)
+        _wait_rendered(page)
+        assert _closeup_title(page).startswith(f"{other} ")  # a new input keeps the head
+    finally:
+        page.close()
