@@ -1,6 +1,6 @@
 """The app as a class meets it: first paint after `streamlit run`, view changes, live training speed.
 
-    python bench/app_timing.py [--repeats 5] [--steps 800] [--no-live]
+    python bench/app_timing.py [--repeats 5] [--steps 800] [--no-live] [--no-views]
 
 1. First paint: seconds from starting `streamlit run app.py` to the Home page rendered in headless
    Chromium (script finished, content drawn, every chart's SVG present), and to its first title on screen
@@ -163,6 +163,7 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=800)
     ap.add_argument("--no-live", action="store_true", help="skip the live training measure (3 minutes)")
+    ap.add_argument("--no-views", action="store_true", help="skip the view changes")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -179,7 +180,7 @@ def main() -> None:
                 first_title = time.perf_counter() - t0  # the page's title, or the first visit's loading note
                 settle(page)
                 first_paint = time.perf_counter() - t0
-                changes = view_changes(page, url, args.repeats)
+                changes = {} if args.no_views else view_changes(page, url, args.repeats)
                 if not args.no_live:
                     info, live = live_training(page, url, tmp / "runs", args.steps)
         finally:

@@ -190,11 +190,12 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         layer, head = other.split()
         assert f"att_layer={layer}" in page.url and f"att_head={head}" in page.url
         assert _closeup_title(page).startswith(f"{other} ")  # the rerun did not put the old head back
+        example = page.locator("[data-testid=stMarkdown]", has_text="correct output").first.inner_text()
         page.locator(".st-key-inspect_index input").fill("2")
         page.locator(".st-key-inspect_index input").press("Enter")
-        page.wait_for_function(f"() => document.querySelector('.st-key-att_closeup .gtitle')"
-                               f"?.textContent.startsWith('{other} ')", timeout=TIMEOUT_MS)
-        page.wait_for_timeout(300)
+        page.wait_for_function("""old => [...document.querySelectorAll('[data-testid=stMarkdown]')]
+            .some(e => e.innerText.includes('correct output') && e.innerText !== old)""", arg=example,
+                               timeout=TIMEOUT_MS)  # the new example is on the page
         _wait_rendered(page)
         assert _closeup_title(page).startswith(f"{other} ")  # a new input keeps the head
     finally:
