@@ -15,7 +15,7 @@ from pages import ui
 ui.require_app()  # a deep link on a fresh server: rerun through app.py
 
 insp = ui.inspecting
-_SHOWN = "_att_closeup_shown"        # the head the close-up's figure was last built showing
+_SHOWN = "_att_closeup_shown"        # (what it shows, which head) the close-up was last built with
 _FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
 _REDRAWS = "_att_closeup_redraws"    # mosaic clicks: each makes the close-up a new figure
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
@@ -219,18 +219,19 @@ def follow_slider(n_heads: int, step: str) -> None:
     st.session_state[_FOLLOWED] = True
 
 
-def shown_head(focus: tuple[int, int], n_heads: int) -> tuple[int, int]:
+def shown_head(focus: tuple[int, int], heads: list[tuple[int, int]], context: tuple) -> tuple[int, int]:
     """The head the close-up's figure is built showing: the focused one, except in the rerun that
     follows its slider. There the figure is built as before, so Streamlit keeps the browser's (a
-    changed figure is a new chart: it would be drawn again and cut short a drag along the slider)."""
-    shown = st.session_state.get(_SHOWN) if st.session_state.pop(_FOLLOWED, False) else None
-    if shown is None or shown[1] >= n_heads:
-        shown = focus
-    st.session_state[_SHOWN] = shown
+    changed figure is a new chart: it would be drawn again and cut short a drag along the slider).
+    `context` is everything else the figure shows: if that changed too, it is a new figure anyway."""
+    followed = st.session_state.pop(_FOLLOWED, False)
+    before = st.session_state.get(_SHOWN)
+    shown = before[1] if followed and before and before[0] == context and before[1] in heads else focus
+    st.session_state[_SHOWN] = (context, shown)
     return shown
 
 
-def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndarray) -> None:
+def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndarray, context: tuple) -> None:
     """One head large, with a slider over every head that flips them in the browser."""
     pats = view.patterns[kind]                                                  # (L, H, Q, K)
     n_l, n_h = pats.shape[:2]
@@ -239,7 +240,7 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     heads = [(layer, head) for layer in range(n_l) for head in range(n_h)]
     titles = [f"L{la} H{h} · entropy {ent[la, h]:.2f} nats" + ("" if np.isnan(scores[la, h]) else
                                                                 f" · match {scores[la, h]:.2f}") for la, h in heads]
-    shown = heads.index(shown_head(focus, n_h))
+    shown = heads.index(shown_head(focus, heads, context))
     # Ticks named while the names fit (Plotly would label only every n-th); the title names the head.
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
@@ -268,12 +269,13 @@ def show(sel, picked) -> None:
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
     n_l, n_h = view.patterns[kind].shape[:2]
-    focus = refocus((ver, kind, ref_name), views_data.match_scores(view.patterns[kind], refs[ref_name]))
+    context = (ver, kind, ref_name)
+    focus = refocus(context, views_data.match_scores(view.patterns[kind], refs[ref_name]))
     mosaic(view, kind, *focus, task.name)
     st.subheader("One head up close")
     left, right = st.columns([3, 2], gap="large")
     with left:
-        focused(view, kind, focus, ref_name, refs[ref_name])
+        focused(view, kind, focus, ref_name, refs[ref_name], (*context, picked))
     with right:
         side_panels(view, kind, ref_name, refs[ref_name])
     ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, n_h))

@@ -165,8 +165,11 @@ TITLE_AT_RERUN = """() => { const app = document.querySelector('[data-testid=stA
     watch.disconnect(); }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
 
 
+CLOSEUP = ".st-key-att_closeup"
+
+
 def _closeup_title(page) -> str:
-    return page.locator(".st-key-att_closeup .gtitle").text_content()
+    return page.locator(f"{CLOSEUP} .gtitle").text_content()
 
 
 def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(server, chromium):
@@ -182,6 +185,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         labels.first.scroll_into_view_if_needed()  # a mouse click lands only inside the viewport
         box = labels.filter(has_text=other).first.bounding_box()
         page.evaluate(TITLE_AT_RERUN)
+        page.evaluate(f"() => document.querySelector('{CLOSEUP} .js-plotly-plot').__before = true")
         page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the label sits under the rail
         page.wait_for_function("() => window.__titleAtRerun !== null", timeout=TIMEOUT_MS)
         assert page.evaluate("window.__titleAtRerun").startswith(f"{other} ")  # shown before the server ran
@@ -190,6 +194,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         layer, head = other.split()
         assert f"att_layer={layer}" in page.url and f"att_head={head}" in page.url
         assert _closeup_title(page).startswith(f"{other} ")  # the rerun did not put the old head back
+        assert page.evaluate(f"() => document.querySelector('{CLOSEUP} .js-plotly-plot').__before")  # nor redraw it
         example = page.locator("[data-testid=stMarkdown]", has_text="correct output").first.inner_text()
         page.locator(".st-key-inspect_index input").fill("2")
         page.locator(".st-key-inspect_index input").press("Enter")
