@@ -248,7 +248,8 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
                                        title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider,
                                        layout=dict(meta=dict(redraws=st.session_state.get(_REDRAWS, 0)))),
              key=ui.ATT_CLOSEUP)
-    st.caption(f"Slide along the top to flip through the heads, or click a tile's name in the mosaic. "
+    st.caption(f"Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
+               f"tile's name in the mosaic. "
                f"Outlined: {ref_name}. Grey: cells the mask forbids (the future, or padding). Each row sums to 1.")
 
 

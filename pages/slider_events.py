@@ -1,10 +1,12 @@
-"""Tell the server where a chart's own Plotly slider was moved.
+"""A chart's own Plotly slider: tell the server where it was moved, and move it with the keyboard.
 
 A Plotly slider switches its figure in the browser at once, without a rerun (the Attention page
 flips heads with one: ~0.1 s instead of a rerun's ~0.7 s). Streamlit reports a chart's selections,
 not its slider, so this component (JavaScript only, nothing on screen) listens for the chart's
 `plotly_sliderchange` and sends the step's value as a trigger. The rerun it causes comes after the
 browser has already shown the step: the page then brings the rest in line (the link, an outline).
+A Plotly slider takes no keyboard input, so the chart also becomes a focusable stop whose arrow and
+Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick.
 """
 
 from __future__ import annotations
@@ -19,6 +21,42 @@ import streamlit.components.v2 as components
 REST_MS = 250
 _JS = """
 const REST_MS = %d;
+const MOVES = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
+
+// Step `by` ticks along the slider: a press and release on the tick, as a mouse would.
+function step(gd, by) {
+  const ticks = gd.querySelectorAll(".slider-tick-rect");
+  const rail = gd.querySelector(".slider-rail-touch-rect");
+  const active = gd._fullLayout?.sliders?.[0]?.active ?? 0;
+  const tick = ticks[Math.min(ticks.length - 1, Math.max(0, active + by))];
+  if (!tick || !rail) return;
+  const box = tick.getBoundingClientRect(), railBox = rail.getBoundingClientRect();
+  const at = { bubbles: true, cancelable: true, view: window,
+               clientX: box.left + box.width / 2, clientY: railBox.top + railBox.height / 2 };
+  rail.dispatchEvent(new MouseEvent("mousedown", at));
+  gd.dispatchEvent(new MouseEvent("mouseup", at));
+}
+
+function keys(gd, host) {
+  if (!host || host.__explorerKeys) return;  // the chart's box can outlive its div: listen once
+  host.__explorerKeys = true;
+  if (!document.getElementById("explorer-slider-focus")) {  // a ring when the keyboard reaches the chart
+    const style = Object.assign(document.createElement("style"), { id: "explorer-slider-focus" });
+    style.textContent = "[data-explorer-slider]:focus-visible { outline: 2px solid #ff4b4b; outline-offset: 4px; }";
+    document.head.appendChild(style);
+  }
+  host.dataset.explorerSlider = "";
+  host.tabIndex = 0;
+  host.setAttribute("aria-label", "Heads: the arrow keys flip to the previous or next head");
+  // Plotly's slider cancels the press, so a click would not focus the chart: focus it here.
+  host.addEventListener("pointerdown", () => host.focus({ preventScroll: true }), { capture: true });
+  host.addEventListener("keydown", (e) => {
+    if (!(e.key in MOVES)) return;
+    e.preventDefault();
+    step(host.querySelector(".js-plotly-plot"), MOVES[e.key]);
+  });
+}
+
 export default function ({ data, setTriggerValue }) {
   const hub = (window.__explorerSliders ??= { send: {}, watch: {}, timer: {} });
   const chart = data.chart;
@@ -34,6 +72,7 @@ export default function ({ data, setTriggerValue }) {
     if (gd?.on && !gd.__explorerSlider) {
       gd.__explorerSlider = true;
       gd.on("plotly_sliderchange", (e) => hub.send[chart]?.(e.step.value));
+      keys(gd, gd.closest(`.st-key-${chart}`));
     }
   };
   const watch = new MutationObserver(attach);

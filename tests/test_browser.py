@@ -174,7 +174,7 @@ def _closeup_title(page) -> str:
 
 def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(server, chromium):
     """The close-up's slider shows another head before any rerun starts; the rerun that follows keeps
-    it, names it in the page's address, and a new input stays on that head."""
+    it, names it in the page's address, and a new input stays on that head; arrow keys move it too."""
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
     try:
         page.goto(f"{server}/attention")
@@ -203,5 +203,11 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
                                timeout=TIMEOUT_MS)  # the new example is on the page
         _wait_rendered(page)
         assert _closeup_title(page).startswith(f"{other} ")  # a new input keeps the head
+        names = labels.all_text_contents()
+        page.locator(CLOSEUP).focus()
+        page.keyboard.press("ArrowLeft" if other == names[-1] else "ArrowRight")  # keys move it a step too
+        nearby = names[names.index(other) + (-1 if other == names[-1] else 1)]
+        page.wait_for_function(f"() => document.querySelector('{CLOSEUP} .gtitle').textContent"
+                               f".startsWith('{nearby} ')", timeout=TIMEOUT_MS)
     finally:
         page.close()
