@@ -200,7 +200,8 @@ def refocus(context: tuple, scores: np.ndarray) -> tuple[int, int]:
     n_l, n_h = scores.shape
     before = st.session_state.get(ui.ATT_FOCUS_FOR)
     st.session_state[ui.ATT_FOCUS_FOR] = context
-    here = linked_head() if before is None else (st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD])
+    here = linked_head() if before is None else (st.session_state.get(ui.ATT_LAYER, -1),
+                                                 st.session_state.get(ui.ATT_HEAD, -1))
     fits = 0 <= here[0] < n_l and 0 <= here[1] < n_h
     best = views_data.best_head(scores)
     if before != context and best is not None and not (before is None and fits):
@@ -269,7 +270,6 @@ def show(sel, picked) -> None:
     ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=ui.ATT_REF, **ui.SHARED,
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
-    n_l, n_h = view.patterns[kind].shape[:2]
     context = (ver, kind, ref_name)
     focus = refocus(context, views_data.match_scores(view.patterns[kind], refs[ref_name]))
     mosaic(view, kind, *focus, task.name)
@@ -279,7 +279,7 @@ def show(sel, picked) -> None:
         focused(view, kind, focus, ref_name, refs[ref_name], (*context, picked))
     with right:
         side_panels(view, kind, ref_name, refs[ref_name])
-    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, n_h))
+    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, view.patterns[kind].shape[1]))
 
 st.title("Attention")
 st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "
