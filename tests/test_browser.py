@@ -101,7 +101,9 @@ def _fit_viewport(page) -> None:
 def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
     outside, errors = [], []  # the app loads nothing from the internet; a page error would blank the app
-    page.on("request", lambda request: request.url.startswith(server) or outside.append(request.url))
+    # blob: URLs of the app's origin are memory, not network: Streamlit loads a component's inline JS from one.
+    page.on("request", lambda request: request.url.startswith((server, f"blob:{server}"))
+            or outside.append(request.url))
     page.on("pageerror", lambda error: errors.append(str(error)))
     try:
         first = url_path == PAGE_SPECS[0][2]
