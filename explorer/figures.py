@@ -165,6 +165,12 @@ def z_slider(labels, zs, titles, active: int = 0) -> dict:
                 x=0.0, len=1.0, y=1.0, yanchor="bottom", pad=dict(t=0, b=10), font=dict(size=11))
 
 
+# A button that does nothing in Plotly itself ("skip"): the page's slider component hears its click and
+# plays the slider, one step every few hundred milliseconds (pages/slider_events.py).
+PLAY_BUTTON = dict(type="buttons", showactive=False, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
+                   pad=dict(t=0, b=22), buttons=[dict(label="▶ Play", method="skip", args=[None])])
+
+
 def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
     """Where the tiles of `attention_mosaic` sit: tile (l, h) covers rows l*row_stride + (0..Q-1)
     and columns h*col_stride + (0..K-1). Row gaps leave ~20 px for the tile titles."""

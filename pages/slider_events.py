@@ -18,9 +18,10 @@ import streamlit.components.v2 as components
 
 # Streamlit replaces a chart's div whenever its figure changes, so the listener is attached to each
 # new div as it appears: one observer per chart, replaced when the component renders again.
-REST_MS = 250
+REST_MS = 250   # the slider rests this long before the server hears of it
+PLAY_MS = 8000  # a Play button plays the whole slider in about this long (80-400 ms a step)
 _JS = """
-const REST_MS = %d;
+const REST_MS = %d, PLAY_MS = %d;
 const MOVES = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
 
 // Step `by` ticks along the slider: a press and release on the tick, as a mouse would.
@@ -35,6 +36,24 @@ function step(gd, by) {
                clientX: box.left + box.width / 2, clientY: railBox.top + railBox.height / 2 };
   rail.dispatchEvent(new MouseEvent("mousedown", at));
   gd.dispatchEvent(new MouseEvent("mouseup", at));
+}
+
+// Play: the whole slider in about PLAY_MS, from where it is (from the start if it is at the end); a second
+// click, or the end, stops it. The chart's div is looked up each time: a rerun may have replaced it.
+function play(gd) {
+  const host = gd.closest("[data-explorer-slider]") ?? gd.parentElement;
+  if (host.__playing) { clearInterval(host.__playing); host.__playing = null; return; }
+  const now = () => host.querySelector(".js-plotly-plot");
+  const last = () => now().querySelectorAll(".slider-tick-rect").length - 1;
+  if ((now()._fullLayout?.sliders?.[0]?.active ?? 0) >= last()) step(now(), -last());
+  const pace = Math.max(80, Math.min(400, PLAY_MS / Math.max(1, last())));
+  host.__playing = setInterval(() => {
+    const gd = now();
+    if (!gd || (gd._fullLayout?.sliders?.[0]?.active ?? 0) >= last()) {
+      clearInterval(host.__playing); host.__playing = null; return;
+    }
+    step(gd, 1);
+  }, pace);
 }
 
 function keys(gd, host) {
@@ -62,7 +81,7 @@ export default function ({ data, setTriggerValue }) {
   const chart = data.chart;
   // Sent once the slider rests: a drag across eight heads asks for one rerun, and the browser paints
   // the new head before the rerun's work arrives.
-  hub.send[chart] = (value) => {
+  hub.send[chart] = !data.send ? null : (value) => {
     clearTimeout(hub.timer[chart]);
     hub.timer[chart] = setTimeout(() => setTriggerValue("step", value), REST_MS);
   };
@@ -73,6 +92,7 @@ export default function ({ data, setTriggerValue }) {
       gd.__explorerSlider = true;
       gd.on("plotly_sliderchange", (e) => hub.send[chart]?.(e.step.value));
       keys(gd, gd.closest(`.st-key-${chart}`));
+      gd.on("plotly_buttonclicked", (e) => e.button?.label?.includes("Play") && play(gd));
     }
   };
   const watch = new MutationObserver(attach);
@@ -82,11 +102,12 @@ export default function ({ data, setTriggerValue }) {
   return () => { watch.disconnect(); if (hub.watch[chart] === watch) delete hub.watch[chart]; };
 }
 """
-_listen = components.component("explorer_slider_events", js=_JS % REST_MS)
+_listen = components.component("explorer_slider_events", js=_JS % (REST_MS, PLAY_MS))
 
 
-def on_slider(chart_key: str, changed: Callable[[str], None]) -> None:
-    """Call changed(step value) before the rerun that follows a move of chart `chart_key`'s slider."""
+def on_slider(chart_key: str, changed: Callable[[str], None] | None = None) -> None:
+    """Give chart `chart_key`'s slider its keys and, with `changed`, call changed(step value) before the
+    rerun that follows a move (without it nothing reruns: only the browser's view changes)."""
     key = f"{chart_key}_events"
 
     def fire() -> None:
@@ -94,4 +115,5 @@ def on_slider(chart_key: str, changed: Callable[[str], None]) -> None:
         if value is not None:
             changed(str(value))
 
-    _listen(key=key, data={"chart": chart_key}, on_step_change=fire, height=0)
+    _listen(key=key, data={"chart": chart_key, "send": changed is not None}, height=0,
+            **({"on_step_change": fire} if changed else {}))

@@ -161,22 +161,28 @@ def attention(job: TrainingJob) -> None:
         st.caption("The first attention snapshot arrives after a few steps.")
         return
     layer, head = pick_head(snaps, job)
-    snap = snaps[-1]
-    if job.ended and len(snaps) > 1:
-        by_step = {s.step: s for s in snaps}
-        if st.session_state.get(ui.TRAIN_FRAME) not in by_step:
-            st.session_state.pop(ui.TRAIN_FRAME, None)
-        step = st.select_slider("Time-lapse: step", list(by_step), value=snap.step, key=ui.TRAIN_FRAME,
-                                help="Scrub through the snapshots recorded while the model trained.")
-        snap = by_step[step]
-    fig = tu.reuse_figure("attention", (job, snap.step, layer, head), lambda: heatmap(job, snap, layer, head))
-    ui.chart(fig, key="train_attention_chart")
+    lapse = snaps if job.ended and len(snaps) > 1 else snaps[-1:]  # a run that ended replays its snapshots
+    fig = tu.reuse_figure("attention", (job, snaps[-1].step, layer, head, len(lapse)),
+                          lambda: heatmap(job, lapse, layer, head))
+    ui.chart(fig, key=ui.TRAIN_ATTENTION)
+    if len(lapse) > 1:
+        ui.on_slider(ui.TRAIN_ATTENTION)  # the arrow keys; nothing else on the page depends on the frame
+        st.caption("Time-lapse: press Play, or slide along the top (or click the chart and press ← →), to "
+                   "replay the snapshots recorded while the model trained.")
 
 
-def heatmap(job: TrainingJob, snap: AttentionSnapshot, layer: int, head: int):
-    title = f"{ATTENTION_KINDS[snap.kind]} · {STACK[snap.kind]} {layer} · head {head} · step {snap.step}"
-    return figures.attention_heatmap(snap.pattern[layer, head], snap.q_labels, snap.k_labels, title=title,
-                                     expected=expected(job, snap))
+def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: int):
+    """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
+    kind, last = snaps[-1].kind, snaps[-1]
+    titles = [f"{ATTENTION_KINDS[kind]} · {STACK[kind]} {layer} · head {head} · step {s.step}" for s in snaps]
+    if len(snaps) == 1:
+        slider, layout = None, None
+    else:  # the Play button left of the slider
+        slider = {**figures.z_slider([str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps],
+                                     titles, len(snaps) - 1), "x": 0.2, "len": 0.8}
+        layout = dict(updatemenus=[figures.PLAY_BUTTON])
+    return figures.attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
+                                     expected=expected(job, last), slider=slider, layout=layout)
 
 
 def gradients(hist) -> None:

@@ -107,9 +107,9 @@ from pages.state import (  # noqa: E402
     RUNS_METRICS,
     RUNS_ONLY_DIFF,
     RUNS_TABLE,
+    TRAIN_ATTENTION,
     TRAIN_BATCH,
     TRAIN_CLIP,
-    TRAIN_FRAME,
     TRAIN_HEAD,
     TRAIN_LR,
     TRAIN_SCHEDULE,
@@ -123,6 +123,6 @@ from pages.training_ui import job_status  # noqa: E402
 
 __all__ += ["load_run", "run_names", "job_status", "GRAD_D_MODEL", "GRAD_LAYERS", "GRAD_RUN_A", "GRAD_RUN_B",
             "GRAD_SEED", "GRAD_WHAT", "JOB", "RUNS_DELETE", "RUNS_ERROR", "RUNS_EXPORT", "RUNS_METRICS",
-            "RUNS_ONLY_DIFF", "RUNS_TABLE", "TRAIN_BATCH", "TRAIN_CLIP", "TRAIN_FRAME", "TRAIN_HEAD",
+            "RUNS_ONLY_DIFF", "RUNS_TABLE", "TRAIN_BATCH", "TRAIN_CLIP", "TRAIN_ATTENTION", "TRAIN_HEAD",
             "TRAIN_LR", "TRAIN_SCHEDULE", "TRAIN_SEED", "TRAIN_SMOOTHING", "TRAIN_STEPS", "TRAIN_THREADS",
             "TRAIN_WARMUP"]

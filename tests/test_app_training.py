@@ -105,19 +105,19 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
     grads = chart(at, "train_grad_chart")
     assert array(grads["data"][0]["z"]).shape == (2, 30)  # enc 0 and dec 0, every step
 
-    # time-lapse: the slider scrubs the recorded snapshots
-    steps = [s.step for s in job.snapshots()]
-    frame = at.select_slider(key=ui.TRAIN_FRAME)
-    assert list(frame.options) == [str(s) for s in steps] and frame.value == steps[-1]
-    frame.set_value(steps[0]).run()
-    assert_ok(at)
-    first, last = job.snapshots()[0], job.snapshots()[-1]
+    # time-lapse: the chart's own slider holds every recorded snapshot of the head that learned best
+    snaps = job.snapshots()
     expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
-    layer, head = tu.best_head(last.pattern, expected)  # the default view: the head that learned best
-    shown = chart(at, "train_attention_chart")
-    assert f"step {steps[0]}" in shown["layout"]["title"]["text"]
-    assert f"dec {layer} · head {head}" in shown["layout"]["title"]["text"]
-    assert np.allclose(array(shown["data"][0]["z"]), first.pattern[layer, head], atol=1e-6)
+    layer, head = tu.best_head(snaps[-1].pattern, expected)  # the default view: the head that learned best
+    shown = chart(at, ui.TRAIN_ATTENTION)
+    assert f"dec {layer} · head {head} · step {snaps[-1].step}" in shown["layout"]["title"]["text"]
+    assert np.allclose(array(shown["data"][0]["z"]), snaps[-1].pattern[layer, head], atol=1e-6)
+    slider = shown["layout"]["sliders"][0]
+    assert slider["active"] == len(snaps) - 1 and [s["label"] for s in slider["steps"]] == [str(s.step) for s in snaps]
+    for step, snap in zip(slider["steps"], snaps):
+        data, title, _ = step["args"]
+        assert title["title.text"].endswith(f"step {snap.step}")
+        assert np.allclose(array(data["z"][0]), snap.pattern[layer, head], atol=1e-4)
 
     name = job.run_name
     click(at, "train_use")

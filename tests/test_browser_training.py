@@ -81,3 +81,18 @@ def test_train_watch_the_curve_grow_stop_resume_and_finish(train_page):
     assert_no_exception(page)
     _fit_viewport(page)
     page.screenshot(path=str(SHOTS / "train-finished.png"), full_page=True)
+
+    # The time-lapse replays in the browser: Play starts over from the first snapshot and walks the
+    # chart's slider to the last one, with no rerun of the page.
+    title = "document.querySelector('.st-key-train_attention_chart .gtitle').textContent"
+    last = page.evaluate(f"() => {title}")
+    page.evaluate("""() => { const app = document.querySelector('[data-testid=stApp]'); window.__reruns = 0;
+        new MutationObserver(() => { if (app.getAttribute('data-test-script-state') === 'running') window.__reruns++; })
+        .observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }""")
+    button = page.locator(".st-key-train_attention_chart .updatemenu-button").first
+    button.scroll_into_view_if_needed()
+    box = button.bounding_box()
+    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    page.wait_for_function(f"() => {title} !== {last!r}", timeout=RUN_TIMEOUT_MS)  # back to the start
+    page.wait_for_function(f"() => {title} === {last!r}", timeout=RUN_TIMEOUT_MS)  # played to the end
+    assert page.evaluate("window.__reruns") == 0
