@@ -6,7 +6,8 @@ not its slider, so this component (JavaScript only, nothing on screen) listens f
 `plotly_sliderchange` and sends the step's value as a trigger. The rerun it causes comes after the
 browser has already shown the step: the page then brings the rest in line (the link, an outline).
 A Plotly slider takes no keyboard input, so the chart also becomes a focusable stop whose arrow and
-Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick.
+Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick;
+a "Play" button in the figure (figures.PLAY_BUTTON) walks it to the end the same way.
 """
 
 from __future__ import annotations
@@ -16,8 +17,6 @@ from collections.abc import Callable
 import streamlit as st
 import streamlit.components.v2 as components
 
-# Streamlit replaces a chart's div whenever its figure changes, so the listener is attached to each
-# new div as it appears: one observer per chart, replaced when the component renders again.
 REST_MS = 250   # the slider rests this long before the server hears of it
 PLAY_MS = 8000  # a Play button plays the whole slider in about this long (80-400 ms a step)
 _JS = """
@@ -66,7 +65,7 @@ function keys(gd, host) {
   }
   host.dataset.explorerSlider = "";
   host.tabIndex = 0;
-  host.setAttribute("aria-label", "Heads: the arrow keys flip to the previous or next head");
+  host.setAttribute("aria-label", "Chart with a slider: the arrow keys move it a step");
   // Plotly's slider cancels the press, so a click would not focus the chart: focus it here.
   host.addEventListener("pointerdown", () => host.focus({ preventScroll: true }), { capture: true });
   host.addEventListener("keydown", (e) => {
@@ -85,6 +84,8 @@ export default function ({ data, setTriggerValue }) {
     clearTimeout(hub.timer[chart]);
     hub.timer[chart] = setTimeout(() => setTriggerValue("step", value), REST_MS);
   };
+  // Streamlit replaces a chart's div whenever its figure changes, so the listeners go on each new div as
+  // it appears: one observer per chart, replaced when the component renders again.
   hub.watch[chart]?.disconnect();
   const attach = () => {
     const gd = document.querySelector(`.st-key-${chart} .js-plotly-plot`);
