@@ -166,7 +166,7 @@ def z_slider(labels, zs, titles, active: int = 0) -> dict:
 
 
 # A button that does nothing in Plotly itself ("skip"): the page's slider component hears its click and
-# plays the slider, one step every few hundred milliseconds (pages/slider_events.py).
+# walks the figure's slider to its end, in a few seconds (pages/slider_events.py).
 PLAY_BUTTON = dict(type="buttons", showactive=False, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
                    pad=dict(t=0, b=22), buttons=[dict(label="▶ Play", method="skip", args=[None])])
 
