@@ -17,7 +17,6 @@ ui.require_app()  # a deep link on a fresh server: rerun through app.py
 insp = ui.inspecting
 _SHOWN = "_att_closeup_shown"        # (what it shows, which head) the close-up was last built with
 _FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
-_REDRAWS = "_att_closeup_redraws"    # mosaic clicks: each makes the close-up a new figure
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
 # What to notice, by (task, kind), then by kind.
 NOTICE = {
@@ -122,8 +121,9 @@ def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, 
 
 
 def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Scatter:
-    """An invisible point on each tile's name, so clicking "L1 H2" reports that tile (a heatmap
-    reports no clicks). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
+    """An invisible point on each tile's name (a heatmap reports no clicks). Its customdata is the
+    tile's step on the close-up's slider, so a click there moves the slider, in the browser
+    (pages/slider_events.py). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
     to the heatmap."""
     tiles = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     xs = [head * m["col_stride"] - 0.5 + 18 / cell_px for _, head in tiles]    # middle of the name
@@ -135,17 +135,6 @@ def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Sc
         text=[f"L{layer} H{head}" for layer, head in tiles])
 
 
-def focus_from_click(n_heads: int) -> None:
-    """on_select: a click on a tile's name focuses that layer and head."""
-    points = (st.session_state.get(ui.ATT_MOSAIC) or {}).get("selection", {}).get("points", [])
-    tile = next((p.get("customdata") for p in points if p.get("customdata") is not None), None)
-    if tile is not None:
-        tile = int(tile[0] if isinstance(tile, list) else tile)
-        st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = divmod(tile, n_heads)
-        # A new figure even if it was built for this head before: its slider may have moved since.
-        st.session_state[_REDRAWS] = st.session_state.get(_REDRAWS, 0) + 1
-
-
 def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
@@ -154,13 +143,13 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
     # costs milliseconds a call (explorer/figures.py _figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
-                  clickmode="event+select", **token_ticks(m, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind]))
+                  clickmode="event", **token_ticks(m, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind]))
     fig = figures.attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
                                    view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
                                    title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
                                          f"{plural(n_h, 'head')}")
     fig.add_trace(click_targets(m, cell, n_l, n_h))
-    ui.chart(fig, key=ui.ATT_MOSAIC, selection_mode="points", on_select=functools.partial(focus_from_click, n_h))
+    ui.chart(fig, key=ui.ATT_MOSAIC)  # a click on a tile's name moves the close-up's slider (see show)
     st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
                f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
 
@@ -246,8 +235,7 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
     ui.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
-                                       title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider,
-                                       layout=dict(meta=dict(redraws=st.session_state.get(_REDRAWS, 0)))),
+                                       title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
              key=ui.ATT_CLOSEUP)
     st.caption(f"Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
                f"tile's name in the mosaic. "
@@ -279,7 +267,7 @@ def show(sel, picked) -> None:
         focused(view, kind, focus, ref_name, refs[ref_name], (*context, picked))
     with right:
         side_panels(view, kind, ref_name, refs[ref_name])
-    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, view.patterns[kind].shape[1]))
+    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, view.patterns[kind].shape[1]), picker=ui.ATT_MOSAIC)
 
 st.title("Attention")
 st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "

@@ -7,7 +7,8 @@ not its slider, so this component (JavaScript only, nothing on screen) listens f
 browser has already shown the step: the page then brings the rest in line (the link, an outline).
 A Plotly slider takes no keyboard input, so the chart also becomes a focusable stop whose arrow and
 Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick;
-a "Play" button in the figure (figures.PLAY_BUTTON) walks it to the end the same way.
+a "Play" button in the figure (figures.PLAY_BUTTON) walks it to the end the same way, and a click on
+another chart's point can move it (the Attention mosaic's tile names pick the close-up's head).
 """
 
 from __future__ import annotations
@@ -23,12 +24,11 @@ _JS = """
 const REST_MS = %d, PLAY_MS = %d;
 const MOVES = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
 
-// Step `by` ticks along the slider: a press and release on the tick, as a mouse would.
-function step(gd, by) {
-  const ticks = gd.querySelectorAll(".slider-tick-rect");
-  const rail = gd.querySelector(".slider-rail-touch-rect");
-  const active = gd._fullLayout?.sliders?.[0]?.active ?? 0;
-  const tick = ticks[Math.min(ticks.length - 1, Math.max(0, active + by))];
+// Move the slider to step i: a press and release on its tick, as a mouse would.
+function moveTo(gd, i) {
+  const ticks = gd?.querySelectorAll(".slider-tick-rect") ?? [];
+  const rail = gd?.querySelector(".slider-rail-touch-rect");
+  const tick = ticks[Math.min(ticks.length - 1, Math.max(0, i))];
   if (!tick || !rail) return;
   const box = tick.getBoundingClientRect(), railBox = rail.getBoundingClientRect();
   const at = { bubbles: true, cancelable: true, view: window,
@@ -37,6 +37,9 @@ function step(gd, by) {
   gd.dispatchEvent(new MouseEvent("mouseup", at));
 }
 
+const active = (gd) => gd._fullLayout?.sliders?.[0]?.active ?? 0;
+const step = (gd, by) => moveTo(gd, active(gd) + by);
+
 // Play: the whole slider in about PLAY_MS, from where it is (from the start if it is at the end); a second
 // click, or the end, stops it. The chart's div is looked up each time: a rerun may have replaced it.
 function play(gd) {
@@ -44,11 +47,11 @@ function play(gd) {
   if (host.__playing) { clearInterval(host.__playing); host.__playing = null; return; }
   const now = () => host.querySelector(".js-plotly-plot");
   const last = () => now().querySelectorAll(".slider-tick-rect").length - 1;
-  if ((now()._fullLayout?.sliders?.[0]?.active ?? 0) >= last()) step(now(), -last());
+  if (active(now()) >= last()) moveTo(now(), 0);
   const pace = Math.max(80, Math.min(400, PLAY_MS / Math.max(1, last())));
   host.__playing = setInterval(() => {
     const gd = now();
-    if (!gd || (gd._fullLayout?.sliders?.[0]?.active ?? 0) >= last()) {
+    if (!gd || active(gd) >= last()) {
       clearInterval(host.__playing); host.__playing = null; return;
     }
     step(gd, 1);
@@ -87,13 +90,23 @@ export default function ({ data, setTriggerValue }) {
   // Streamlit replaces a chart's div whenever its figure changes, so the listeners go on each new div as
   // it appears: one observer per chart, replaced when the component renders again.
   hub.watch[chart]?.disconnect();
+  const plot = (key) => document.querySelector(`.st-key-${key} .js-plotly-plot`);
   const attach = () => {
-    const gd = document.querySelector(`.st-key-${chart} .js-plotly-plot`);
+    const gd = plot(chart);
     if (gd?.on && !gd.__explorerSlider) {
       gd.__explorerSlider = true;
       gd.on("plotly_sliderchange", (e) => hub.send[chart]?.(e.step.value));
       keys(gd, gd.closest(`.st-key-${chart}`));
       gd.on("plotly_buttonclicked", (e) => e.button?.label?.includes("Play") && play(gd));
+    }
+    // A click on a point of the picker chart whose customdata is a step number moves the slider there.
+    const picker = data.picker && plot(data.picker);
+    if (picker?.on && !picker.__explorerPicker) {
+      picker.__explorerPicker = true;
+      picker.on("plotly_click", (e) => {
+        const to = e.points?.find((p) => typeof p.customdata === "number")?.customdata;
+        if (to !== undefined) moveTo(plot(chart), to);
+      });
     }
   };
   const watch = new MutationObserver(attach);
@@ -106,9 +119,10 @@ export default function ({ data, setTriggerValue }) {
 _listen = components.component("explorer_slider_events", js=_JS % (REST_MS, PLAY_MS))
 
 
-def on_slider(chart_key: str, changed: Callable[[str], None] | None = None) -> None:
+def on_slider(chart_key: str, changed: Callable[[str], None] | None = None, picker: str | None = None) -> None:
     """Give chart `chart_key`'s slider its keys and, with `changed`, call changed(step value) before the
-    rerun that follows a move (without it nothing reruns: only the browser's view changes)."""
+    rerun that follows a move (without it nothing reruns: only the browser's view changes). A click on
+    a point of chart `picker` whose customdata is a step number moves the slider to that step."""
     key = f"{chart_key}_events"
 
     def fire() -> None:
@@ -116,5 +130,5 @@ def on_slider(chart_key: str, changed: Callable[[str], None] | None = None) -> N
         if value is not None:
             changed(str(value))
 
-    _listen(key=key, data={"chart": chart_key, "send": changed is not None}, height=0,
+    _listen(key=key, data={"chart": chart_key, "send": changed is not None, "picker": picker}, height=0,
             **({"on_step_change": fire} if changed else {}))

@@ -170,13 +170,21 @@ TITLE_AT_RERUN = """() => { const app = document.querySelector('[data-testid=stA
 CLOSEUP = ".st-key-att_closeup"
 
 
+# The page coordinates of tile i's name in the mosaic: its invisible click target (customdata i).
+TILE_NAME_AT = """i => { const gd = document.querySelector('.st-key-att_mosaic .js-plotly-plot');
+  const tiles = gd._fullData.find(t => t.name === 'tiles'), j = tiles.customdata.indexOf(i);
+  const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  return [box.left + xa._offset + xa.l2p(tiles.x[j]), box.top + ya._offset + ya.l2p(tiles.y[j])]; }"""
+
+
 def _closeup_title(page) -> str:
     return page.locator(f"{CLOSEUP} .gtitle").text_content()
 
 
 def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(server, chromium):
     """The close-up's slider shows another head before any rerun starts; the rerun that follows keeps
-    it, names it in the page's address, and a new input stays on that head; arrow keys move it too."""
+    it, names it in the page's address, and a new input stays on that head. A click on a tile's name
+    in the mosaic and the arrow keys move the slider too."""
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
     try:
         page.goto(f"{server}/attention")
@@ -206,6 +214,16 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         _wait_rendered(page)
         assert _closeup_title(page).startswith(f"{other} ")  # a new input keeps the head
         names = labels.all_text_contents()
+        tile = names[(names.index(other) + 2) % len(names)]  # a click on a tile's name in the mosaic
+        page.locator(".st-key-att_mosaic").scroll_into_view_if_needed()
+        page.evaluate(TITLE_AT_RERUN)
+        page.mouse.click(*page.evaluate(TILE_NAME_AT, names.index(tile)))
+        page.wait_for_function("() => window.__titleAtRerun !== null", timeout=TIMEOUT_MS)
+        assert page.evaluate("window.__titleAtRerun").startswith(f"{tile} ")  # shown before the server ran
+        page.wait_for_timeout(300)
+        _wait_rendered(page)
+        assert f"att_layer={tile.split()[0]}" in page.url and f"att_head={tile.split()[1]}" in page.url
+        other = tile
         page.locator(CLOSEUP).focus()
         page.keyboard.press("ArrowLeft" if other == names[-1] else "ArrowRight")  # keys move it a step too
         nearby = names[names.index(other) + (-1 if other == names[-1] else 1)]
