@@ -7,8 +7,8 @@
    (on a fresh server, the loading note app.py shows while PyTorch imports). Chromium is launched first.
 2. View change: seconds from a click to the new view painted (script finished, charts drawn), timed
    in the page from the click event, for a few everyday clicks: the
-   Attention page's attention kind, its close-up's head slider (the head shown, no rerun; then the
-   rerun that follows done); the Positional page's d_model. Median over
+   Attention page's attention kind, a head picked on its close-up's slider or on the mosaic (the
+   head shown, no rerun; then the rerun that follows done); the Positional page's d_model. Median over
    --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added).
 3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
    then, with the server and browser gone, the same configuration (read back from the saved run)
@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 # The browser tests' harness: the same server launch, readiness checks and Chromium flags.
 from tests.conftest import CHROMIUM_ARGS  # noqa: E402
-from tests.test_browser import DRAWN, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
+from tests.test_browser import DRAWN, TILE_NAME_AT, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
 from tests.test_browser import _wait_rendered as settle  # noqa: E402
 
 # Set before an action: the time of the first press, click or focus change (the user's act: a Plotly
@@ -74,16 +74,23 @@ def click_and_settle(page, locator) -> tuple[float, float]:
     return in_page, time.perf_counter() - t0
 
 
-def slide(page, label: str) -> tuple[tuple[float, float], tuple[float, float]]:
-    """Click step `label` of the Attention close-up's slider: seconds until the close-up shows that
-    head (painted; no rerun involved), then until the rerun that follows has finished and drawn (the
-    mosaic's outline moved), each (in the page, as Playwright sees it)."""
+def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], tuple[float, float]]:
+    """Show head `label` ("L1 H2") in the Attention close-up, by a click on its step of the close-up's
+    slider or on its tile's name in the mosaic: seconds until the close-up shows that head (painted; no
+    rerun involved), then until the rerun that follows has finished and drawn (the mosaic's outline
+    moved), each (in the page, as Playwright sees it)."""
     labels = page.locator(".st-key-att_closeup .slider-label")
-    labels.first.scroll_into_view_if_needed()
-    box = labels.filter(has_text=label).first.bounding_box()
+    index = labels.all_text_contents().index(label)
+    if on_mosaic:
+        page.locator(".st-key-att_mosaic").scroll_into_view_if_needed()
+        x, y = page.evaluate(TILE_NAME_AT, index)
+    else:
+        labels.first.scroll_into_view_if_needed()
+        box = labels.nth(index).bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2  # the label sits under the rail
     page.evaluate(WATCH)
     t0 = time.perf_counter()
-    page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)  # the label sits under the rail
+    page.mouse.click(x, y)
     page.wait_for_function(f"() => document.querySelector('.st-key-att_closeup .gtitle')"
                            f"?.textContent.startsWith('{label} ')", timeout=TIMEOUT_MS, polling="raf")
     shown = page.evaluate(PAINTED), time.perf_counter() - t0
@@ -100,20 +107,22 @@ def at_rest(page) -> None:
 
 def view_changes(page, url: str, repeats: int) -> dict[str, list[tuple[float, float]]]:
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in (
-        "attention: switch kind", "attention: pick a head, close-up shown",
-        "attention: pick a head, the rerun after it done", "positional: change d_model")}
+        "attention: switch kind", "attention: pick a head on the slider, close-up shown",
+        "attention: pick a head on the mosaic, close-up shown", "attention: pick a head, the rerun after it done",
+        "positional: change d_model")}
     page.goto(f"{url}/attention")
     kinds = page.locator(".st-key-att_kind button")
     for i in range(repeats):
         at_rest(page)
         times["attention: switch kind"].append(click_and_settle(page, kinds.nth(i % kinds.count())))
-    for i in range(repeats):
+    for i in range(2 * repeats):
         at_rest(page)
         title = page.locator(".st-key-att_closeup .gtitle").text_content()
         others = [t for t in page.locator(".st-key-att_closeup .slider-label").all_text_contents()
                   if not title.startswith(f"{t} ")]
-        shown, settled = slide(page, others[(3 * i) % len(others)])
-        times["attention: pick a head, close-up shown"].append(shown)
+        where = "mosaic" if i % 2 else "slider"
+        shown, settled = pick_head(page, others[(3 * i) % len(others)], on_mosaic=where == "mosaic")
+        times[f"attention: pick a head on the {where}, close-up shown"].append(shown)
         times["attention: pick a head, the rerun after it done"].append(settled)
     page.goto(f"{url}/positional")
     box = page.locator(".st-key-pe_d_model input")
