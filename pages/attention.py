@@ -237,9 +237,9 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     ui.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
                                        title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
              key=ui.ATT_CLOSEUP)
-    st.caption(f"Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
-               f"tile's name in the mosaic. "
-               f"Outlined: {ref_name}. Grey: cells the mask forbids (the future, or padding). Each row sums to 1.")
+    st.caption("Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
+               f"tile's name in the mosaic. Outlined: {ref_name}. Grey: cells the mask forbids (the future, or "
+               "padding). Each row sums to 1.")
 
 
 # --------------------------------------------------------------------------------------- page
@@ -268,6 +268,7 @@ def show(sel, picked) -> None:
     with right:
         side_panels(view, kind, ref_name, refs[ref_name])
     ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, view.patterns[kind].shape[1]), picker=ui.ATT_MOSAIC)
+
 
 st.title("Attention")
 st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "
