@@ -154,10 +154,8 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
                f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
 
 
-def side_panels(view, kind: str, ref_name: str, ref: np.ndarray) -> None:
-    pats = view.patterns[kind]
-    n_l, n_h = pats.shape[:2]
-    scores = views_data.match_scores(pats, ref)
+def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:
+    n_l, n_h = scores.shape
     if not np.isnan(scores).all():
         ui.chart(figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
                                        title=f"Match with {ref_name}",
@@ -165,7 +163,6 @@ def side_panels(view, kind: str, ref_name: str, ref: np.ndarray) -> None:
         st.caption("How closely each head follows the outlined pattern (1 = exactly).")
     else:
         st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
-    ent = views_data.head_entropy(pats, view.real_q[kind])
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
     ui.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top, title="Attention entropy per head",
                                             layout=dict(height=300)))
@@ -209,28 +206,29 @@ def follow_slider(n_heads: int, step: str) -> None:
     st.session_state[_FOLLOWED] = True
 
 
-def shown_head(focus: tuple[int, int], heads: list[tuple[int, int]], context: tuple) -> tuple[int, int]:
+def shown_head(focus: tuple[int, int], context: tuple) -> tuple[int, int]:
     """The head the close-up's figure is built showing: the focused one, except in the rerun that
     follows its slider. There the figure is built as before, so Streamlit keeps the browser's (a
     changed figure is a new chart: it would be drawn again and cut short a drag along the slider).
-    `context` is everything else the figure shows: if that changed too, it is a new figure anyway."""
+    `context` is everything else the figure shows: if that changed too, it is a new figure anyway.
+    Any other rerun builds the focused head, as the browser may have dropped its view (a page left
+    and come back to starts from the figure as built)."""
     followed = st.session_state.pop(_FOLLOWED, False)
     before = st.session_state.get(_SHOWN)
-    shown = before[1] if followed and before and before[0] == context and before[1] in heads else focus
+    shown = before[1] if followed and before and before[0] == context else focus
     st.session_state[_SHOWN] = (context, shown)
     return shown
 
 
-def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndarray, context: tuple) -> None:
+def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndarray, scores: np.ndarray,
+            ent: np.ndarray, context: tuple) -> None:
     """One head large, with a slider over every head that flips them in the browser."""
     pats = view.patterns[kind]                                                  # (L, H, Q, K)
-    n_l, n_h = pats.shape[:2]
-    scores = views_data.match_scores(pats, ref)
-    ent = views_data.head_entropy(pats, view.real_q[kind])
+    n_l, n_h = scores.shape
     heads = [(layer, head) for layer in range(n_l) for head in range(n_h)]
     titles = [f"L{la} H{h} · entropy {ent[la, h]:.2f} nats" + ("" if np.isnan(scores[la, h]) else
                                                                 f" · match {scores[la, h]:.2f}") for la, h in heads]
-    shown = heads.index(shown_head(focus, heads, context))
+    shown = heads.index(shown_head(focus, context))
     # Ticks named while the names fit (Plotly would label only every n-th); the title names the head.
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
@@ -258,16 +256,19 @@ def show(sel, picked) -> None:
     ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=ui.ATT_REF, **ui.SHARED,
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
+    pats, ref = view.patterns[kind], refs[ref_name]
+    scores = views_data.match_scores(pats, ref)                          # (L, H), for the focus and the panels
+    ent = views_data.head_entropy(pats, view.real_q[kind])
     context = (ver, kind, ref_name)
-    focus = refocus(context, views_data.match_scores(view.patterns[kind], refs[ref_name]))
+    focus = refocus(context, scores)
     mosaic(view, kind, *focus, task.name)
     st.subheader("One head up close")
     left, right = st.columns([3, 2], gap="large")
     with left:
-        focused(view, kind, focus, ref_name, refs[ref_name], (*context, picked))
+        focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
     with right:
-        side_panels(view, kind, ref_name, refs[ref_name])
-    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, view.patterns[kind].shape[1]), picker=ui.ATT_MOSAIC)
+        side_panels(view, kind, ref_name, scores, ent)
+    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]), picker=ui.ATT_MOSAIC)
 
 
 st.title("Attention")
