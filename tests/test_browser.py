@@ -229,5 +229,12 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         nearby = names[names.index(other) + (-1 if other == names[-1] else 1)]
         page.wait_for_function(f"() => document.querySelector('{CLOSEUP} .gtitle').textContent"
                                f".startsWith('{nearby} ')", timeout=TIMEOUT_MS)
+        page.wait_for_timeout(300)
+        _wait_rendered(page)
+        for title in ("Outputs", "Attention"):  # a page left and come back to shows the head it left on
+            page.locator("[data-testid=stSidebarNav] a", has_text=title).click()
+            page.wait_for_selector(f"[data-testid=stMain] h1:has-text('{title}')", timeout=TIMEOUT_MS)
+            _wait_rendered(page)
+        assert _closeup_title(page).startswith(f"{nearby} ")
     finally:
         page.close()
