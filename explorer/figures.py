@@ -112,13 +112,14 @@ def architecture_diagram(cfg, **kwargs) -> go.Figure:
 # ----------------------------------------------------------------------------------- attention
 
 def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask=None, zmax=1.0,
-                      click_grid=False, slider=None, layout=None) -> go.Figure:
+                      click_grid=False, slider=None, play=False, layout=None) -> go.Figure:
     """One head's weights (Q, K): y = query in reading order, x = key.
 
     `expected` (Q, K) one-hot draws outlined squares over the cells the task calls right; `mask`
     (Q, K) bool, True = allowed, greys out the cells attention may not use (e.g. the future).
     `click_grid` lays a transparent scatter over the cells so `on_select` returns a cell.
-    `slider` (`z_slider`) goes between the title and the heatmap, in a taller top margin.
+    `slider` (`z_slider`) goes between the title and the heatmap, in a taller top margin; `play` puts
+    a Play button left of it.
     """
     z = _arr(pattern)  # (Q, K)
     q, k = z.shape
@@ -145,7 +146,9 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
     cell = min(40, max(12, 520 // max(q, k)))
     height = 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0)
     if slider is not None:
-        layout = _merge(dict(sliders=[slider], margin=dict(t=60 + SLIDER_PX),
+        menus = [_PLAY_BUTTON] if play else []
+        slider = {**slider, "x": 0.2, "len": 0.8} if play else slider
+        layout = _merge(dict(sliders=[slider], updatemenus=menus, margin=dict(t=60 + SLIDER_PX),
                              title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12))), layout)
         height += SLIDER_PX
     return _figure(traces, title, height, layout,
@@ -167,7 +170,7 @@ def z_slider(labels, zs, titles, active: int = 0) -> dict:
 
 # A button that does nothing in Plotly itself ("skip"): the page's slider component hears its click and
 # walks the figure's slider to its end, in a few seconds (pages/slider_events.py).
-PLAY_BUTTON = dict(type="buttons", showactive=False, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
+_PLAY_BUTTON = dict(type="buttons", showactive=False, x=0.0, xanchor="left", y=1.0, yanchor="bottom",
                    pad=dict(t=0, b=22), buttons=[dict(label="▶ Play", method="skip", args=[None])])
 
 

@@ -7,8 +7,8 @@ not its slider, so this component (JavaScript only, nothing on screen) listens f
 browser has already shown the step: the page then brings the rest in line (the link, an outline).
 A Plotly slider takes no keyboard input, so the chart also becomes a focusable stop whose arrow and
 Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick;
-a "Play" button in the figure (figures.PLAY_BUTTON) walks it to the end the same way, and a click on
-another chart's point can move it (the Attention mosaic's tile names pick the close-up's head).
+a "Play" button in the figure (`figures.attention_heatmap(..., play=True)`) walks it to the end the
+same way, and a click on another chart's point can move it (the mosaic's tile names pick a head).
 """
 
 from __future__ import annotations
@@ -41,9 +41,8 @@ const active = (gd) => gd._fullLayout?.sliders?.[0]?.active ?? 0;
 const step = (gd, by) => moveTo(gd, active(gd) + by);
 
 // Play: the whole slider in about PLAY_MS, from where it is (from the start if it is at the end); a second
-// click, or the end, stops it. The chart's div is looked up each time: a rerun may have replaced it.
-function play(gd) {
-  const host = gd.closest("[data-explorer-slider]") ?? gd.parentElement;
+// click, or the end, stops it. The chart's div is looked up in its box each time: a rerun may replace it.
+function play(host) {
   if (host.__playing) { clearInterval(host.__playing); host.__playing = null; return; }
   const now = () => host.querySelector(".js-plotly-plot");
   const last = () => now().querySelectorAll(".slider-tick-rect").length - 1;
@@ -58,8 +57,8 @@ function play(gd) {
   }, pace);
 }
 
-function keys(gd, host) {
-  if (!host || host.__explorerKeys) return;  // the chart's box can outlive its div: listen once
+function keys(host) {
+  if (host.__explorerKeys) return;  // the chart's box can outlive its div: listen once
   host.__explorerKeys = true;
   if (!document.getElementById("explorer-slider-focus")) {  // a ring when the keyboard reaches the chart
     const style = Object.assign(document.createElement("style"), { id: "explorer-slider-focus" });
@@ -96,8 +95,9 @@ export default function ({ data, setTriggerValue }) {
     if (gd?.on && !gd.__explorerSlider) {
       gd.__explorerSlider = true;
       gd.on("plotly_sliderchange", (e) => hub.send[chart]?.(e.step.value));
-      keys(gd, gd.closest(`.st-key-${chart}`));
-      gd.on("plotly_buttonclicked", (e) => e.button?.label?.includes("Play") && play(gd));
+      const host = gd.closest(`.st-key-${chart}`);
+      keys(host);
+      gd.on("plotly_buttonclicked", (e) => e.button?.label?.includes("Play") && play(host));
     }
     // A click on a point of the picker chart whose customdata is a step number moves the slider there.
     const picker = data.picker && plot(data.picker);

@@ -175,14 +175,10 @@ def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: 
     """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
     kind, last = snaps[-1].kind, snaps[-1]
     titles = [f"{ATTENTION_KINDS[kind]} · {STACK[kind]} {layer} · head {head} · step {s.step}" for s in snaps]
-    if len(snaps) == 1:
-        slider, layout = None, None
-    else:  # the Play button left of the slider
-        slider = {**figures.z_slider([str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps],
-                                     titles, len(snaps) - 1), "x": 0.2, "len": 0.8}
-        layout = dict(updatemenus=[figures.PLAY_BUTTON])
+    slider = None if len(snaps) == 1 else figures.z_slider(
+        [str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps], titles, len(snaps) - 1)
     return figures.attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
-                                     expected=expected(job, last), slider=slider, layout=layout)
+                                     expected=expected(job, last), slider=slider, play=True)
 
 
 def gradients(hist) -> None:
