@@ -19,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 
 from .config import ModelConfig
-from .packing import Packing, _pack, _unpack
+from .packing import Packing, _pack, _unpack, from_heads, to_heads
 from .positional import make_positional
 
 
@@ -44,10 +44,6 @@ class MultiHeadAttention(nn.Module):
         self.out_proj = nn.Linear(d, d)
         self.hook_pattern = HookPoint()                                 # (B, H, Tq, Tk)
 
-    def _heads(self, x: Tensor, n: int) -> Tensor:
-        b, t, _ = x.shape                                               # (B, T, n*d_model)
-        return x.view(b, t, n, self.n_heads, self.d_head).permute(2, 0, 3, 1, 4)  # (n, B, H, T, d_head)
-
     def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None,
                 causal: bool = False, rotate=None, packing: Packing | None = None,
                 mem_packing: Packing | None = None) -> Tensor:
@@ -58,16 +54,14 @@ class MultiHeadAttention(nn.Module):
         d = x.size(-1)
         w, bias = self.in_proj_weight, self.in_proj_bias
         if memory is None:   # one matmul for q, k, v
-            q, k, v = self._heads(_unpack(packing, F.linear(x, w, bias)), 3)
+            q, k, v = to_heads(packing, F.linear(x, w, bias), 3, self.n_heads)
         else:                # cross-attention: q from the decoder, k and v from the encoder
-            q = self._heads(_unpack(packing, F.linear(x, w[:d], bias[:d])), 1)[0]
-            k, v = self._heads(_unpack(mem_packing, F.linear(memory, w[d:], bias[d:])), 2)
+            q = to_heads(packing, F.linear(x, w[:d], bias[:d]), 1, self.n_heads)[0]
+            k, v = to_heads(mem_packing, F.linear(memory, w[d:], bias[d:]), 2, self.n_heads)
         if rotate is not None:
             q, k = rotate(q), rotate(k)
-        out = self._attend(q, k, v, _bias(mask, causal, q, k))
-        b, _, tq, _ = out.shape
-        out = out.transpose(1, 2).reshape(b, tq, d)                     # (B, Tq, d_model)
-        return self.out_proj(_pack(packing, out))
+        out = self._attend(q, k, v, _bias(mask, causal, q, k))          # (B, H, Tq, d_head)
+        return self.out_proj(from_heads(packing, out))
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> Tensor:
         """softmax(q k^T / sqrt(d_head) + bias) v; q (B, H, Tq, d_head), k and v (B, H, Tk, d_head)."""
@@ -76,8 +70,10 @@ class MultiHeadAttention(nn.Module):
         q, k, v = (x.reshape(b * h, -1, dh) for x in (q, k, v))        # heads folded into the batch
         if bias is None:
             scores = torch.bmm(q, k.transpose(1, 2)) * (1 / math.sqrt(dh))
-        else:  # a (Tq, Tk) bias broadcasts as it is; a per-row one is laid out per (row, head)
-            bias = bias.expand(b, h, tq, tk).reshape(b * h, tq, tk) if bias.dim() == 4 else bias
+        else:  # a (Tq, Tk) bias broadcasts as it is; a per-row one is laid out per (row, head), its
+            # query axis left at 1 when it masks keys only (padding): baddbmm broadcasts it over queries
+            if bias.dim() == 4:
+                bias = bias.expand(b, h, -1, tk).reshape(b * h, -1, tk)
             scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
         pattern = self.hook_pattern(scores.softmax(dim=-1).view(b, h, tq, tk))
         pattern = F.dropout(pattern, self.dropout, self.training).view(b * h, tq, tk)
