@@ -1,6 +1,6 @@
 """Training-step time: explorer against torch.nn.Transformer and a textbook implementation.
 
-    python bench/step_time.py [--threads 1] [--steps 60] [--configs small,large] [--snapshot-every 10]
+    python bench/step_time.py [--threads 1] [--steps 60] [--configs small,large] [--snapshot-every 10] [--batch 64]
 
 Every variant sees the same reversal batches (the chapter's setting: integers 1..100, lengths 10-20,
 batch 64) in one process, and steps are interleaved round-robin so that a change in machine load hits
@@ -117,14 +117,15 @@ def variants(name: str, task, uniform: list, bucketed: list, snapshot_every: int
     }
 
 
-def measure(configs: list[str], steps: int, warmup: int, threads: int, snapshot_every: int) -> list[dict]:
+def measure(configs: list[str], steps: int, warmup: int, threads: int, snapshot_every: int,
+            batch: int = BATCH) -> list[dict]:
     """Medians of wall time and, on one thread, of the thread's CPU time: on a shared machine the CPU time
     leaves out the time other processes held the core, so it is close to what an idle machine takes."""
     torch.set_num_threads(threads)
     task = make_task("reversal-seed")
     n = steps + warmup + 2
-    uniform = [task.sample(BATCH, torch.Generator().manual_seed(i)) for i in range(n)]
-    bucketed = [task.sample(BATCH, torch.Generator().manual_seed(i), by_length=True) for i in range(n)]
+    uniform = [task.sample(batch, torch.Generator().manual_seed(i)) for i in range(n)]
+    bucketed = [task.sample(batch, torch.Generator().manual_seed(i), by_length=True) for i in range(n)]
     rows = []
     for name in configs:
         steppers = variants(name, task, uniform, bucketed, snapshot_every)
@@ -159,14 +160,15 @@ def main() -> None:
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--configs", default="small,large")
     ap.add_argument("--snapshot-every", type=int, default=10)
+    ap.add_argument("--batch", type=int, default=BATCH, help="e.g. 2: a step that is all fixed cost (Python, dispatch)")
     args = ap.parse_args()
     task = make_task("reversal-seed")
     sample = [task.sample(BATCH, torch.Generator().manual_seed(i)) for i in range(50)]
     by_len = [task.sample(BATCH, torch.Generator().manual_seed(i), by_length=True) for i in range(50)]
-    rows = measure(args.configs.split(","), args.steps, args.warmup, args.threads, args.snapshot_every)
+    rows = measure(args.configs.split(","), args.steps, args.warmup, args.threads, args.snapshot_every, args.batch)
     load = os.getloadavg()
-    print(f"threads={args.threads} steps={args.steps} batch={BATCH} torch={torch.__version__} cores={os.cpu_count()} "
-          f"load={load[0]:.1f},{load[1]:.1f},{load[2]:.1f}  padding share of tokens: uniform "
+    print(f"threads={args.threads} steps={args.steps} batch={args.batch} torch={torch.__version__} "
+          f"cores={os.cpu_count()} load={load[0]:.1f},{load[1]:.1f},{load[2]:.1f}  padding share of tokens: uniform "
           f"{padding_share(task, sample):.0%}, by-length {padding_share(task, by_len):.0%}")
     print(f"{'config':8} {'variant':30} {'wall ms':>8} {'x nn.T':>7} {'cpu ms':>8} {'x nn.T':>7}")
     for r in rows:
