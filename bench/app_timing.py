@@ -1,6 +1,6 @@
 """The app as a class meets it: first paint after `streamlit run`, view changes, live training speed.
 
-    python bench/app_timing.py [--repeats 5] [--steps 800] [--no-live] [--no-views]
+    python bench/app_timing.py [--repeats 5] [--steps 800] [--live-runs 1] [--no-live] [--no-views]
 
 1. First paint: seconds from starting `streamlit run app.py` to the Home page rendered in headless
    Chromium (script finished, content drawn, every chart's SVG present), and to its first title on screen
@@ -11,9 +11,10 @@
    head shown, no rerun; then the rerun that follows done); the Positional page's d_model. Median over
    --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added).
 3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
-   then, with the server and browser gone, the same configuration (read back from the saved run)
-   trained headless in this process twice, with the same TrainConfig. Steps/s of each, and the ratio
-   to the faster headless run and to their mean.
+   then at once the same configuration (read back from the saved run) trained headless in this
+   process, with the same TrainConfig, the browser on a blank page and the server idle; --live-runs
+   such pairs. Steps/s of each and the ratio of each pair, and their median: this VM's speed drifts by
+   up to a third from one minute to the next, so only a run and its own reference, back to back, compare.
 
 Nothing is asserted: this prints figures for bench/README.md. Run it on an otherwise idle machine.
 """
@@ -138,19 +139,21 @@ def live_training(page, url: str, runs: Path, steps: int):
     """Train the Train page's default run through the browser; returns (its saved RunInfo, steps/s)."""
     from explorer import runs as runs_module
 
+    os.environ["EXPLORER_RUNS_DIR"] = str(runs)
+    before = len(runs_module.list_runs())
     page.goto(f"{url}/train?train_steps={steps}")
     settle(page)
     page.locator(".st-key-train_start button:visible").click()
     page.wait_for_selector("[data-testid=stAlertContentSuccess]:has-text('Finished')", timeout=600_000)
-    os.environ["EXPLORER_RUNS_DIR"] = str(runs)
-    (info,) = runs_module.list_runs()
+    while len(runs_module.list_runs()) == before:  # saved as it finishes
+        page.wait_for_timeout(200)
+    info = runs_module.list_runs()[0]  # newest first
     return info, info.steps / info.duration
 
 
-def headless_training(info) -> list[float]:
+def headless_training(info) -> float:
     """Steps/s of the very same configuration (read back from the run the app saved) trained in this
-    process, with the server and the browser gone, twice: this VM's speed drifts by up to 20% from one
-    minute to the next, so the ratio is given to the faster run (the stricter figure) and to their mean."""
+    process."""
     from explorer.config import ModelConfig
     from explorer.model import build_model
     from explorer.tasks import TaskConfig, make_task
@@ -158,21 +161,29 @@ def headless_training(info) -> list[float]:
 
     task = make_task(TaskConfig.from_dict(info.task))
     cfg = TrainConfig.from_dict(info.train)
-    rates = []
-    for _ in range(2):
-        model = build_model(ModelConfig.from_dict(info.model), seed=cfg.seed)
-        t0 = time.perf_counter()
-        for _ in train_steps(model, task, cfg):
-            pass
-        rates.append(cfg.steps / (time.perf_counter() - t0))
-    return rates
+    model = build_model(ModelConfig.from_dict(info.model), seed=cfg.seed)
+    t0 = time.perf_counter()
+    for _ in train_steps(model, task, cfg):
+        pass
+    return cfg.steps / (time.perf_counter() - t0)
+
+
+def live_pairs(page, url: str, runs: Path, steps: int, n: int) -> list[tuple[float, float]]:
+    """n times: a live run in the app, then its headless reference at once (browser blank, server idle)."""
+    pairs = []
+    for _ in range(n):
+        info, live = live_training(page, url, runs, steps)
+        page.goto("about:blank")
+        pairs.append((live, headless_training(info)))
+    return pairs
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=800)
-    ap.add_argument("--no-live", action="store_true", help="skip the live training measure (3 minutes)")
+    ap.add_argument("--live-runs", type=int, default=1, help="live runs, each with its headless reference")
+    ap.add_argument("--no-live", action="store_true", help="skip the live training measure (~1.5 minutes a run)")
     ap.add_argument("--no-views", action="store_true", help="skip the view changes")
     args = ap.parse_args()
     from playwright.sync_api import sync_playwright
@@ -191,8 +202,7 @@ def main() -> None:
                 settle(page)
                 first_paint = time.perf_counter() - t0
                 changes = {} if args.no_views else view_changes(page, url, args.repeats)
-                if not args.no_live:
-                    info, live = live_training(page, url, tmp / "runs", args.steps)
+                pairs = [] if args.no_live else live_pairs(page, url, tmp / "runs", args.steps, args.live_runs)
         finally:
             browser.close()
             shutil.rmtree(tmp, ignore_errors=True)
@@ -204,11 +214,11 @@ def main() -> None:
         print(f"view change, {name}: median {statistics.median(ts) * 1000:.0f} ms from the click to the view painted "
               f"(min {min(ts) * 1000:.0f}, max {max(ts) * 1000:.0f}, n={len(ts)}); "
               f"as Playwright sees it {statistics.median(seen) * 1000:.0f} ms")
-    if not args.no_live:
-        rates = headless_training(info)
-        print(f"live training ({info.steps} steps): {live:.1f} steps/s in the app, headless "
-              f"{' and '.join(f'{r:.1f}' for r in rates)} -> live keeps {live / max(rates):.0%} of the faster "
-              f"headless run, {live / statistics.mean(rates):.0%} of their mean")
+    for live, headless in pairs:
+        print(f"live training ({args.steps} steps): {live:.1f} steps/s in the app, {headless:.1f} headless right after "
+              f"-> live keeps {live / headless:.0%}")
+    if len(pairs) > 1:
+        print(f"live training: median of {len(pairs)} pairs {statistics.median(a / b for a, b in pairs):.0%}")
 
 
 if __name__ == "__main__":
