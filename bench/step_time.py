@@ -163,8 +163,8 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=BATCH, help="e.g. 2: a step that is all fixed cost (Python, dispatch)")
     args = ap.parse_args()
     task = make_task("reversal-seed")
-    sample = [task.sample(BATCH, torch.Generator().manual_seed(i)) for i in range(50)]
-    by_len = [task.sample(BATCH, torch.Generator().manual_seed(i), by_length=True) for i in range(50)]
+    sample = [task.sample(args.batch, torch.Generator().manual_seed(i)) for i in range(50)]
+    by_len = [task.sample(args.batch, torch.Generator().manual_seed(i), by_length=True) for i in range(50)]
     rows = measure(args.configs.split(","), args.steps, args.warmup, args.threads, args.snapshot_every, args.batch)
     load = os.getloadavg()
     print(f"threads={args.threads} steps={args.steps} batch={args.batch} torch={torch.__version__} "
