@@ -209,8 +209,8 @@ def main() -> None:
     print(f"cores={os.cpu_count()} load={os.getloadavg()[0]:.2f}")
     print(f"first paint: {first_paint:.2f} s after `streamlit run` to Home complete; its title at {first_title:.2f} s "
           f"(server healthy at {healthy:.2f} s)")
-    for name, pairs in changes.items():
-        ts, seen = [p[0] for p in pairs], [p[1] for p in pairs]
+    for name, clicks in changes.items():
+        ts, seen = [c[0] for c in clicks], [c[1] for c in clicks]
         print(f"view change, {name}: median {statistics.median(ts) * 1000:.0f} ms from the click to the view painted "
               f"(min {min(ts) * 1000:.0f}, max {max(ts) * 1000:.0f}, n={len(ts)}); "
               f"as Playwright sees it {statistics.median(seen) * 1000:.0f} ms")
