@@ -256,4 +256,5 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
         margin=dict(l=20, r=20, t=50, b=10), height=max(250, int(60 + (y_max + 0.2) * PX_PER_UNIT)),
         xaxis=dict(axis, range=list(X_RANGE)),
         yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
-        hoverlabel=dict(font_size=13), plot_bgcolor="white", paper_bgcolor="white"))
+        hoverlabel=dict(font_size=13, align="left"), plot_bgcolor="white", paper_bgcolor="white",
+        datarevision=0))  # as figures._figure: so Plotly sees Streamlit's copy of it as unchanged

@@ -26,14 +26,25 @@ SWEEP_SCALE = "Greens"
 PALETTE = qualitative.Plotly
 MASK_GREY = "rgb(200,200,200)"
 EXPECTED_COLOUR = "#ff2d55"
-TEMPLATE = "plotly_white"
 MIN_HEIGHT = 250
 SLIDER_PX = 65  # a slider's rail and labels between a figure's title and its plot
-# Every figure starts from TEMPLATE as plotly's default: assigning a template by name to each figure
-# deep-copies and validates it, ~50 ms a figure, which a live view redrawing every second cannot afford.
-# `_figure` sets the default again if it changed: importing Streamlit's plotly module after this one
-# makes "streamlit" the default.
-pio.templates.default = TEMPLATE
+# plotly_white's look (the parts a 2-D chart uses), written into each figure's layout rather than attached
+# as a template. Streamlit's chart hands Plotly a fresh copy of every new figure right after drawing it;
+# a template is an object Plotly cannot compare, so a copy with one is recalculated and redrawn in full
+# (a third of a view change), while a copy without one, with a fixed `datarevision` (below), is seen as
+# unchanged. Also faster to build: assigning a template deep-copies and validates it.
+HOUSE = dict(autotypenumbers="strict", colorway=PALETTE, font=dict(color="#2a3f5f"), hovermode="closest",
+             hoverlabel=dict(align="left"), paper_bgcolor="white", plot_bgcolor="white",
+             shapedefaults=dict(line=dict(color="#2a3f5f")),
+             annotationdefaults=dict(arrowcolor="#2a3f5f", arrowhead=0, arrowwidth=1))
+AXIS = dict(gridcolor="#EBF0F8", ticks="", zerolinecolor="#EBF0F8", zerolinewidth=2,
+            automargin=True)
+# Plotly draws no grid or zero line along a category axis, unless their colours are given, as AXIS does.
+CATEGORY_AXIS = dict(type="category", showgrid=False, zeroline=False)
+COLORBAR = dict(thickness=14, outlinewidth=0)
+BAR_LINE = dict(color="white", width=0.5)
+# No template at all: plotly's default is one, and importing Streamlit's plotly module makes "streamlit" it.
+pio.templates.default = None
 
 
 def _arr(x) -> np.ndarray:
@@ -42,9 +53,15 @@ def _arr(x) -> np.ndarray:
     return np.asarray(x, dtype=float)
 
 
-def _house_template() -> None:
-    if pio.templates.default != TEMPLATE:
-        pio.templates.default = TEMPLATE
+def _list(x) -> list:
+    """A 1-D series as a plain list. plotly sends a numpy array as a typed array, which Plotly cannot
+    compare: every copy Streamlit hands it would be recalculated and drawn again (see HOUSE)."""
+    return _arr(x).tolist()
+
+
+def _no_template() -> None:
+    if pio.templates.default is not None:
+        pio.templates.default = None
 
 
 def _merge(base: dict, extra: dict | None) -> dict:
@@ -57,14 +74,27 @@ def _merge(base: dict, extra: dict | None) -> dict:
     return out
 
 
+def _house(layout: dict) -> dict:
+    """layout over HOUSE, and every axis it names (x and y at least) over AXIS, with a title standoff."""
+    out = _merge(HOUSE, layout)
+    for name in {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}:
+        axis = dict(out.get(name) or {})
+        title = axis.get("title")
+        axis["title"] = {"standoff": 15, **({"text": title} if isinstance(title, str) else title or {})}
+        out[name] = {**AXIS, **axis}
+    return out
+
+
 def _figure(traces, title: str, height: float, layout: dict | None = None, **style) -> go.Figure:
-    """The figure in one constructor call: the builder's `style`, then the caller's `layout` on top.
-    Plotly validates a layout given up front once; `update_layout` / `add_hline` on a built figure go
-    through its relayout machinery at 3-10 ms a call (bench/README.md), and a page redraws several."""
-    _house_template()
+    """The figure in one constructor call: the house style, the builder's `style`, then the caller's
+    `layout` on top. Plotly validates a layout given up front once; `update_layout` / `add_hline` on a
+    built figure go through its relayout machinery at 3-10 ms a call (bench/README.md), and a page
+    redraws several. `datarevision` stays 0: a figure's data never changes in place (a new figure is a new
+    chart), so Plotly need not compare the arrays of the copy Streamlit hands it (see HOUSE)."""
+    _no_template()
     base = dict(title=dict(text=title, x=0.0, xanchor="left"), height=max(MIN_HEIGHT, int(height)),
-                margin=dict(l=60, r=30, t=60 if title else 30, b=50))
-    return go.Figure(data=traces, layout=_merge(_merge(base, style), layout))
+                margin=dict(l=60, r=30, t=60 if title else 30, b=50), datarevision=0)
+    return go.Figure(data=traces, layout=_house(_merge(_merge(base, style), layout)))
 
 
 def _hline(y: float, text: str, left: bool = False) -> dict:
@@ -104,8 +134,8 @@ def _pair_customdata(rows, cols) -> np.ndarray:
 
 
 def architecture_diagram(cfg, **kwargs) -> go.Figure:
-    """The block diagram of a config (explorer/diagram.py), in the house template."""
-    _house_template()
+    """The block diagram of a config (explorer/diagram.py); it sets every colour itself."""
+    _no_template()
     return diagram.architecture_diagram(cfg, **kwargs)
 
 
@@ -126,7 +156,7 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
     traces = [go.Heatmap(
         z=z, x=list(range(k)), y=list(range(q)), zmin=0.0, zmax=zmax, colorscale=ATTENTION_SCALE,
         customdata=_pair_customdata(q_labels, k_labels), name="attention",
-        colorbar=dict(title="weight", thickness=14),
+        colorbar=dict(COLORBAR, title="weight"),
         hovertemplate="query %{customdata[0]} (pos %{y})<br>key %{customdata[1]} (pos %{x})"
                       "<br>weight %{z:.3f}<extra></extra>")]
     if mask is not None:
@@ -214,7 +244,7 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
                                     showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12)))
     heatmap = go.Heatmap(
         z=grid, customdata=custom, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE, hoverongaps=False,
-        colorbar=dict(title="weight", thickness=14),
+        colorbar=dict(COLORBAR, title="weight"),
         hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>query %{customdata[2]}"
                       "<br>key %{customdata[3]}<br>weight %{z:.3f}<extra></extra>")
     axis = dict(showticklabels=False, showgrid=False, zeroline=False, ticks="")
@@ -228,12 +258,13 @@ def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title=""
     """Mean attention entropy per head (L, H), grouped by layer; low = focused, high = spread out."""
     e = _arr(entropy)  # (L, H)
     names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(e.shape[0])]
-    bars = [go.Bar(x=names, y=e[:, h], name=f"H{h}", marker_color=PALETTE[h % len(PALETTE)],
+    bars = [go.Bar(x=names, y=e[:, h].tolist(), name=f"H{h}",
+                   marker=dict(color=PALETTE[h % len(PALETTE)], line=BAR_LINE),
                    hovertemplate=f"layer %{{x}}, head {h}<br>entropy %{{y:.3f}} nats<extra></extra>")
             for h in range(e.shape[1])]
     line = {} if max_entropy is None else _hline(max_entropy, f"uniform = {max_entropy:.2f}")
     return _figure(bars, title or "Attention entropy per head", 360, layout, barmode="group", **line,
-                   xaxis=dict(title="layer", type="category"), yaxis=dict(title="entropy (nats)"))
+                   xaxis=dict(CATEGORY_AXIS, title="layer"), yaxis=dict(title="entropy (nats)"))
 
 
 # ------------------------------------------------------------------------------------ heatmaps
@@ -242,7 +273,7 @@ def pe_heatmap(table, title="", layout=None) -> go.Figure:
     """Positional encodings (positions, d_model): y = position (0 at the top), x = dimension."""
     z = _arr(table)  # (P, d_model)
     heatmap = go.Heatmap(
-        z=z, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=PE_SCALE, colorbar=dict(thickness=14),
+        z=z, zmin=-1.0, zmax=1.0, zmid=0.0, colorscale=PE_SCALE, colorbar=COLORBAR,
         hovertemplate="position %{y}<br>dimension %{x}<br>value %{z:.3f}<extra></extra>")
     return _figure([heatmap], title, min(700, 100 + 6 * z.shape[0]), layout, xaxis=dict(title="dimension"),
                    yaxis=dict(title="position", autorange="reversed"))
@@ -258,7 +289,7 @@ def similarity_heatmap(matrix, labels=None, title="", zmin=None, zmax=None, layo
     labels = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
     heatmap = go.Heatmap(
         z=z, x=list(range(n)), y=list(range(n)), zmin=zmin, zmax=zmax, colorscale=SIMILARITY_SCALE,
-        customdata=_pair_customdata(labels, labels), colorbar=dict(thickness=14),
+        customdata=_pair_customdata(labels, labels), colorbar=COLORBAR,
         hovertemplate="%{customdata[0]} vs %{customdata[1]}<br>similarity %{z:.3f}<extra></extra>")
     return _figure([heatmap], title, min(700, 120 + 12 * n), layout,
                    xaxis=dict(_token_axis(labels, "", 16), constrain="domain"),
@@ -278,7 +309,7 @@ def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None,
     traces = [go.Heatmap(
         z=p[:, cols], x=list(range(len(cols))), y=list(range(p.shape[0])), zmin=0.0, zmax=1.0,
         colorscale=OUTPUT_SCALE, customdata=_pair_customdata(pos_labels, vocab),
-        colorbar=dict(title="p", thickness=14),
+        colorbar=dict(COLORBAR, title="p"),
         hovertemplate="position %{y} (%{customdata[0]})<br>token %{customdata[1]}"
                       "<br>p %{z:.3f}<extra></extra>")]
     if targets is not None:
@@ -297,7 +328,7 @@ def sweep_heatmap(values, x_labels, y_labels, x_name, y_name, title="", zmin=0.0
     xs, ys = [str(x) for x in x_labels], [str(y) for y in y_labels]
     heatmap = go.Heatmap(
         z=z, x=xs, y=ys, zmin=zmin, zmax=zmax, colorscale=SWEEP_SCALE, texttemplate="%{z:.2f}",
-        textfont=dict(size=13), hoverongaps=False, colorbar=dict(thickness=14),
+        textfont=dict(size=13), hoverongaps=False, colorbar=COLORBAR,
         hovertemplate=f"{x_name} %{{x}}<br>{y_name} %{{y}}<br>value %{{z:.3f}}<extra></extra>")
     return _figure([heatmap], title, 120 + 44 * len(ys), layout, xaxis=dict(title=x_name, type="category"),
                    yaxis=dict(title=y_name, type="category"))
@@ -316,7 +347,7 @@ def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None,
         z=z, x=steps, y=list(range(g.shape[0])), zmin=lo, zmax=hi, colorscale=GRAD_SCALE,
         customdata=np.stack([g, np.broadcast_to(np.array(layer_labels, dtype=object)[:, None], g.shape)],
                             axis=-1),
-        colorbar=dict(title="‖grad‖", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks], thickness=14),
+        colorbar=dict(COLORBAR, title="‖grad‖", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks]),
         hovertemplate="layer %{customdata[1]}<br>step %{x}<br>‖grad‖ %{customdata[0]:.3g}<extra></extra>")
     return _figure([heatmap], title, 100 + g.shape[0] * min(40, max(14, 500 // g.shape[0])), layout,
                    xaxis=dict(title="step"), yaxis=_token_axis(layer_labels, "layer"))
@@ -335,15 +366,15 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
     colours = {name: PALETTE[i % len(PALETTE)] for i, name in enumerate(list(series) + list(bands or {}))}
     traces = []
     for name, (x, lo, hi) in (bands or {}).items():
-        x = list(_arr(x))
+        x = _list(x)
         traces.append(go.Scatter(
-            x=x + x[::-1], y=list(_arr(hi)) + list(_arr(lo))[::-1], fill="toself", mode="lines",
+            x=x + x[::-1], y=_list(hi) + _list(lo)[::-1], fill="toself", mode="lines",
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
     for i, (name, (x, y)) in enumerate(series.items()):
         few = len(_arr(x)) < 4  # a line through one point draws nothing: mark the points
         line = dict(dash=_DASHES[i % len(_DASHES)], width=4 - 0.7 * i) if dashed else dict(width=2)
-        traces.append(go.Scatter(x=_arr(x), y=_arr(y), mode="lines+markers" if few else "lines", name=str(name),
+        traces.append(go.Scatter(x=_list(x), y=_list(y), mode="lines+markers" if few else "lines", name=str(name),
                                  connectgaps=True,
                                  line=dict(color=colours[name], **line),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
@@ -366,7 +397,7 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
             colour = PALETTE[(ri if len(runs) > 1 else mi) % len(PALETTE)]
             name = f"{run} · {metric}" if run else metric
             traces.append(go.Scatter(
-                x=rows["step"], y=rows[metric], mode="lines", name=name, connectgaps=True,
+                x=_list(rows["step"]), y=_list(rows[metric]), mode="lines", name=name, connectgaps=True,
                 yaxis="y2" if metric == "lr" else "y",
                 line=dict(color=colour, width=2, dash=_DASHES[mi % len(_DASHES)] if len(runs) > 1 else None),
                 hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
@@ -381,7 +412,7 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
 def grad_norm_profile(profiles, title="", layout=None) -> go.Figure:
     """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y."""
     lines = [go.Scatter(
-        x=list(range(len(_arr(v)))), y=_arr(v), mode="lines+markers", name=name,
+        x=list(range(len(_arr(v)))), y=_list(v), mode="lines+markers", name=name,
         line=dict(color=PALETTE[i % len(PALETTE)]),
         hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>")
         for i, (name, v) in enumerate(profiles.items())]
@@ -395,20 +426,21 @@ def param_breakdown(parts, title="", layout=None) -> go.Figure:
     total = sum(v for _, v in items) or 1
     names, counts = [k for k, _ in items], [v for _, v in items]
     bar = go.Bar(
-        x=counts, y=names, orientation="h", marker_color=PALETTE[0],
+        x=counts, y=names, orientation="h", marker=dict(color=PALETTE[0], line=BAR_LINE),
         text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
         textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
         hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>")
     room = 1.3 * max(counts, default=0) or 1  # for the count written outside the longest bar
     return _figure([bar], title or f"{human(total)} parameters", 120 + 34 * len(names), layout,
-                   xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(autorange="reversed"))
+                   xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
 
 
 def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> go.Figure:
     """Output entropy per position (T,); the dashed line is log(V), a uniform guess."""
     e = _arr(entropy)  # (T,)
     bar = go.Bar(
-        x=list(range(len(e))), y=e, marker_color=PALETTE[0], customdata=[str(t) for t in labels],
+        x=list(range(len(e))), y=e.tolist(), marker=dict(color=PALETTE[0], line=BAR_LINE),
+        customdata=[str(t) for t in labels],
         hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>")
     line = {} if max_entropy is None else _hline(max_entropy, f"log V = {max_entropy:.2f}", left=True)
     return _figure([bar], title, 320, layout, **line, xaxis=_token_axis(labels, "position"),
@@ -419,15 +451,17 @@ def bar_with_error(names, means, stds, title="", y_title="", reference=None, lay
     """Experiment results as mean ± std bars; `reference` name -> value marks what the seed predicts."""
     names = [str(n) for n in names]
     traces = [go.Bar(
-        x=names, y=_arr(means), error_y=dict(type="data", array=_arr(stds), visible=True),
-        marker_color=PALETTE[0], name="measured", customdata=_arr(stds),
+        x=names, y=_list(means),
+        error_y=dict(type="data", array=_list(stds), visible=True, color=HOUSE["font"]["color"]),
+        marker=dict(color=PALETTE[0], line=BAR_LINE), name="measured", customdata=_list(stds),
         hovertemplate=f"%{{x}}<br>{y_title or 'value'} %{{y:.4g}} ± %{{customdata:.3g}}<extra></extra>")]
     if reference:
         traces.append(go.Scatter(
             x=[str(k) for k in reference], y=list(reference.values()), mode="markers",
             name="the seed predicts", marker=dict(symbol="diamond", size=13, color=EXPECTED_COLOUR),
             hovertemplate="%{x}<br>expected %{y:.4g}<extra></extra>"))
-    return _figure(traces, title, 380, layout, yaxis=dict(title=y_title), legend=dict(orientation="h", y=-0.2))
+    return _figure(traces, title, 380, layout, xaxis=CATEGORY_AXIS, yaxis=dict(title=y_title),
+                   legend=dict(orientation="h", y=-0.2))
 
 
 __all__ = [

@@ -25,6 +25,15 @@ TIMEOUT_MS = 90_000  # the first page of a fresh server imports torch and builds
 DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
                  && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
                     .every(el => el.querySelector('.main-svg'))"""
+# Streamlit's chart draws a new figure, then hands Plotly a copy of it (Plotly.react). Recorded per chart:
+# whether each react kept the chart's calculated data; a recalculated copy is drawn in full a second time
+# (explorer/figures.py HOUSE says what causes it).
+REACTS = """document.addEventListener('DOMContentLoaded', () => { window.__reacts = new Map();
+  const hook = gd => { if (window.__reacts.has(gd) || !gd.on) return; let calc = gd.calcdata;
+    window.__reacts.set(gd, []);
+    gd.on('plotly_react', () => { window.__reacts.get(gd).push(gd.calcdata === calc); calc = gd.calcdata; }); };
+  new MutationObserver(() => document.querySelectorAll('.js-plotly-plot').forEach(hook)).observe(
+    document.documentElement, {childList: true, subtree: true, attributes: true, attributeFilter: ['class']}); })"""
 
 
 def _free_port() -> int:
@@ -105,10 +114,15 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     page.on("request", lambda request: request.url.startswith((server, f"blob:{server}"))
             or outside.append(request.url))
     page.on("pageerror", lambda error: errors.append(str(error)))
+    page.add_init_script(REACTS)
     try:
         first = url_path == PAGE_SPECS[0][2]
         page.goto(f"{server}/{'' if first else url_path}")
         _wait_rendered(page)
+        # Each chart drawn once: its first draw and Streamlit's copy (two reacts), the copy's data kept.
+        page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
+                               ".every(gd => window.__reacts.get(gd)?.length >= 2)", timeout=TIMEOUT_MS)
+        assert page.evaluate("[...window.__reacts.values()].flat().every(kept => kept)")
         assert not outside, f"requests beyond the app's server: {outside}"
         assert not errors, errors
         assert page.locator("[data-testid=stException]").count() == 0, page.locator(
