@@ -192,6 +192,14 @@ def _rounded(metrics: dict) -> dict:
     return {k: round(float(v), 6) for k, v in metrics.items()}
 
 
+def built_with() -> dict:
+    """What the weights depend on besides the recipe: PyTorch picks its CPU kernels by instruction set
+    (AVX2, AVX-512...) and each rounds its own way, so the same build reproduces bit for bit only with
+    ATEN_CPU_CAPABILITY set to this capability (lowercase) on another kind of CPU."""
+    return {"torch": torch.__version__, "python": platform.python_version(),
+            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+
+
 def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] | None = None) -> dict:
     """Train, evaluate, save r into out_dir/<name>; returns its manifest entry."""
     model, task, seconds = train_recipe(r, progress)
@@ -202,7 +210,7 @@ def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] 
              "task": r.task.to_dict(), "model": cfg.to_dict(), "train": r.train.to_dict(),
              "quality": r.quality.to_dict(), "metrics": metrics, "fresh_metrics": fresh,
              "train_seconds": round(seconds, 2), "params": param_count(cfg)["total"],
-             "built_with": {"torch": torch.__version__, "python": platform.python_version()}}
+             "built_with": built_with()}
     folder = save_checkpoint(out_dir / r.name, model, {k: entry[k] for k in (
         "name", "description", "task", "train", "quality", "metrics", "fresh_metrics", "train_seconds")})
     for p in folder.iterdir():
