@@ -9,7 +9,8 @@
    in the page from the click event, for a few everyday clicks: the
    Attention page's attention kind, a head picked on its close-up's slider or on the mosaic (the
    head shown, no rerun; then the rerun that follows done); the Positional page's d_model. Median over
-   --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added).
+   --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added),
+   and for a rerun the time of the last change to any chart's drawing (a second draw would show there).
 3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
    then at once the same configuration (read back from the saved run) trained headless in this
    process, with the same TrainConfig, the browser on a blank page and the server idle; --live-runs
@@ -49,7 +50,15 @@ WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
   window.__watch && window.__watch.disconnect();
   window.__watch = new MutationObserver(() => {
     if (app.getAttribute('data-test-script-state') === 'running') window.__ran = true; });
-  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']}); }"""
+  window.__watch.observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  window.__last = null; window.__charts && window.__charts.disconnect();
+  window.__charts = new MutationObserver(records => { if (records.some(r => r.target.closest?.('.js-plotly-plot')))
+    window.__last = performance.now(); });
+  window.__charts.observe(app, {childList: true, subtree: true, attributes: true}); }"""
+# Seconds from the act to the last change of any chart's drawing, read once the charts have been still for
+# QUIET_MS: Streamlit hands Plotly a copy of each new chart just after its first draw, which can redraw it.
+QUIET_MS = 700
+SETTLED = """() => window.__last === null ? null : (window.__last - window.__t0) / 1000"""
 RAN = """() => window.__ran && document.querySelector('[data-testid=stApp]')
                   .getAttribute('data-test-script-state') === 'notRunning'"""
 # Seconds from the act to the second animation frame after: the frame with the settled view is painted.
@@ -57,7 +66,7 @@ PAINTED = """() => new Promise(done => requestAnimationFrame(() => requestAnimat
                   () => done((performance.now() - window.__t0) / 1000))))"""
 
 
-def click_and_settle(page, locator) -> tuple[float, float]:
+def click_and_settle(page, locator) -> tuple[float, float, float]:
     """Seconds from the user's act until the rerun it caused has finished and its view is painted:
     (in the page, as Playwright sees it).
 
@@ -65,14 +74,16 @@ def click_and_settle(page, locator) -> tuple[float, float]:
     after the script has finished and every chart has its SVG (Streamlit draws the charts of a rerun
     when it ends; checked with a MutationObserver per chart). As Playwright sees it: from before
     `locator.click()`, which first checks that the target is visible, stable and enabled (~0.1 s), to
-    the same frame; earlier runs of this script reported this one."""
+    the same frame; earlier runs of this script reported this one. Last chart change: when the drawing
+    of any chart last changed (a redraw after the first, if any), read after QUIET_MS of stillness."""
     page.evaluate(WATCH)
     t0 = time.perf_counter()
     locator.click()
     page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
-    in_page = page.evaluate(PAINTED)
-    return in_page, time.perf_counter() - t0
+    in_page, seen = page.evaluate(PAINTED), time.perf_counter() - t0
+    page.wait_for_timeout(QUIET_MS)
+    return in_page, seen, page.evaluate(SETTLED)
 
 
 def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -213,7 +224,9 @@ def main() -> None:
         ts, seen = [c[0] for c in clicks], [c[1] for c in clicks]
         print(f"view change, {name}: median {statistics.median(ts) * 1000:.0f} ms from the click to the view painted "
               f"(min {min(ts) * 1000:.0f}, max {max(ts) * 1000:.0f}, n={len(ts)}); "
-              f"as Playwright sees it {statistics.median(seen) * 1000:.0f} ms")
+              f"as Playwright sees it {statistics.median(seen) * 1000:.0f} ms"
+              + (f"; last chart change {statistics.median(last) * 1000:.0f} ms"
+                 if (last := [c[2] for c in clicks if len(c) > 2 and c[2] is not None]) else ""))
     for live, headless in pairs:
         print(f"live training ({args.steps} steps): {live:.1f} steps/s in the app, {headless:.1f} headless right after "
               f"-> live keeps {live / headless:.0%}")
