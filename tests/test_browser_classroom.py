@@ -259,6 +259,9 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
             uncaught = {i: [e for e in page.errors if e.startswith("uncaught")] for i, page in enumerate(pages)}
             assert not any(uncaught.values()), f"errors thrown in the pages: {uncaught}"
             took = time.monotonic() - started
+            for context in contexts[1:]:  # the class leaves; the first session stays, as at the baseline
+                context.close()
+            contexts = contexts[:1]
             after = settled(pid, below=baseline[0] + SESSIONS // 2, seconds=STATIC_IDLE_S + 10)
         finally:
             for context in contexts:
@@ -267,11 +270,13 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
           f"{took:.0f} s from the second page load to the last Runs check ({loaded - started:.0f} s loading, "
           f"{trained - loaded:.0f} s training, {took - trained + started:.0f} s checking). Server threads: "
           f"{baseline[0]} with one session, {all_open[0]} with {SESSIONS} open, peak {peak.threads} while "
-          f"training, {after[0]} after. RSS MB: {baseline[1]}, {all_open[1]}, peak {peak.rss_mb}, {after[1]} after")
+          f"training, {after[0]} once the others left. RSS MB: {baseline[1]}, {all_open[1]}, peak {peak.rss_mb}, "
+          f"{after[1]} after")
     assert peak.rss_mb < MAX_RSS_MB
     # Per session at most one worker thread (while its run waits or trains) and one script thread (a
     # rerun in flight), on top of the static-file pool. Nothing outlives the runs: a thread leaked per
-    # session would leave SESSIONS more than with one session.
+    # session would leave SESSIONS more than with one session, once the others have left (measured with the
+    # class still open, a rerun or two in flight left 5 more once in CI).
     assert peak.threads <= baseline[0] + STATIC_POOL + 2 * SESSIONS
     assert after[0] < baseline[0] + SESSIONS // 2
 
