@@ -260,7 +260,7 @@ def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title=""
     """Mean attention entropy per head (L, H), grouped by layer; low = focused, high = spread out."""
     e = _arr(entropy)  # (L, H)
     names = list(layer_names) if layer_names is not None else [f"L{i}" for i in range(e.shape[0])]
-    bars = [go.Bar(x=names, y=e[:, h].tolist(), name=f"H{h}",
+    bars = [go.Bar(x=names, y=_list(e[:, h]), name=f"H{h}",
                    marker=dict(color=PALETTE[h % len(PALETTE)], line=BAR_LINE),
                    hovertemplate=f"layer %{{x}}, head {h}<br>entropy %{{y:.3f}} nats<extra></extra>")
             for h in range(e.shape[1])]
@@ -374,9 +374,10 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
     for i, (name, (x, y)) in enumerate(series.items()):
-        few = len(_arr(x)) < 4  # a line through one point draws nothing: mark the points
+        x, y = _list(x), _list(y)
+        few = len(x) < 4  # a line through one point draws nothing: mark the points
         line = dict(dash=_DASHES[i % len(_DASHES)], width=4 - 0.7 * i) if dashed else dict(width=2)
-        traces.append(go.Scatter(x=_list(x), y=_list(y), mode="lines+markers" if few else "lines", name=str(name),
+        traces.append(go.Scatter(x=x, y=y, mode="lines+markers" if few else "lines", name=str(name),
                                  connectgaps=True,
                                  line=dict(color=colours[name], **line),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
@@ -413,11 +414,12 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
 
 def grad_norm_profile(profiles, title="", layout=None) -> go.Figure:
     """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y."""
-    lines = [go.Scatter(
-        x=list(range(len(_arr(v)))), y=_list(v), mode="lines+markers", name=name,
-        line=dict(color=PALETTE[i % len(PALETTE)]),
-        hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>")
-        for i, (name, v) in enumerate(profiles.items())]
+    lines = []
+    for i, (name, v) in enumerate(profiles.items()):
+        y = _list(v)
+        lines.append(go.Scatter(
+            x=list(range(len(y))), y=y, mode="lines+markers", name=name, line=dict(color=PALETTE[i % len(PALETTE)]),
+            hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>"))
     return _figure(lines, title, 380, layout, xaxis=dict(title="layer (0 = first)", dtick=1),
                    yaxis=dict(title="gradient norm", type="log"))
 
@@ -441,7 +443,7 @@ def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> g
     """Output entropy per position (T,); the dashed line is log(V), a uniform guess."""
     e = _arr(entropy)  # (T,)
     bar = go.Bar(
-        x=list(range(len(e))), y=e.tolist(), marker=dict(color=PALETTE[0], line=BAR_LINE),
+        x=list(range(len(e))), y=_list(e), marker=dict(color=PALETTE[0], line=BAR_LINE),
         customdata=[str(t) for t in labels],
         hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>")
     line = {} if max_entropy is None else _hline(max_entropy, f"log V = {max_entropy:.2f}", left=True)
