@@ -43,7 +43,10 @@ AXIS = dict(gridcolor="#EBF0F8", ticks="", zerolinecolor="#EBF0F8", zerolinewidt
             automargin=True)
 # Plotly draws no grid or zero line along a category axis, unless their colours are given, as AXIS does.
 CATEGORY_AXIS = dict(type="category", showgrid=False, zeroline=False)
-COLORBAR = dict(thickness=14, outlinewidth=0)
+# Colorbars sit at the plot's right edge (x=1, not Plotly's 1.02 of the plot's width), padded COLORBAR_PAD
+# px each side, so the room one takes does not depend on the chart's width, unknown until it is drawn.
+COLORBAR_PAD = 14
+COLORBAR = dict(thickness=14, outlinewidth=0, x=1.0, xpad=COLORBAR_PAD)
 BAR_LINE = dict(color="white", width=0.5)
 # No template at all: plotly's default is one, and importing Streamlit's plotly module makes "streamlit" it.
 pio.templates.default = None
@@ -82,9 +85,94 @@ def _house(layout: dict) -> dict:
     for name in {"xaxis", "yaxis", *(k for k in layout if k.startswith(("xaxis", "yaxis")))}:
         axis = dict(out.get(name) or {})
         title = axis.get("title")
-        axis["title"] = {"standoff": 15, **({"text": title} if isinstance(title, str) else title or {})}
+        title = {"text": title} if isinstance(title, str) else dict(title or {})
+        if title.get("text"):  # (Plotly 4 keeps room for the standoff of an empty title too)
+            axis["title"] = {"standoff": 15, **title}
         out[name] = {**AXIS, **axis}
     return out
+
+
+# Plotly makes room for colorbars, legends and axis labels by growing the margins, and a margin that grows
+# makes it draw the whole chart again: almost every chart was drawn twice (~8 of ~19 ms a chart, in the
+# browser). So each figure starts with margins that already hold what it puts in them (`_room`), from its
+# text measured erring wide (`_text_px`); a wider font still only costs the second draw. Sizes in px, Plotly's
+# own (12 px labels, 14 px titles), measured in Chromium with a little to spare.
+X_LABELS_PX = 28    # an x axis's tick labels, under the plot
+AXIS_TITLE_PX = 27  # an axis title and its standoff
+Y_LABELS_GAP = 12   # a y axis's labels: their width and this
+LEGEND_ROW_PX = 42  # a horizontal legend of one row, and LEGEND_LINE_PX more for each further row
+LEGEND_LINE_PX = 20
+LEGEND_ITEM_PX = 58  # a legend's item: its name and this (symbol, gaps)
+# A horizontal legend wraps at the plot's width, unknown until drawn: assume a chart half a laptop's page wide.
+LEGEND_WRAP_PX = 380
+
+
+def _text_px(text: str, size: float = 12) -> float:
+    """Width of `text` in Plotly's default font ("Open Sans", verdana, arial), erring wide: Verdana's
+    widths, the widest of the three and what Windows and macOS draw, by kind of character."""
+    narrow = sum(c in " .,:;'|!()-ijlftr" for c in text)
+    caps = sum(c.isupper() for c in text)
+    return size * (0.36 * narrow + 0.78 * caps + 0.66 * (len(text) - narrow - caps))
+
+
+def _tick_labels(axis: dict, traces, letter: str) -> list[str]:
+    """The labels an axis writes: its tick text, its categories, or for numbers a wide guess."""
+    if axis.get("showticklabels") is False or axis.get("visible") is False:
+        return []
+    if axis.get("ticktext") is not None:
+        return [str(t) for t in axis["ticktext"]]
+    if axis.get("type") == "category":
+        return [str(v) for t in traces for v in (getattr(t, letter, None) or ())]
+    return ["0.001" if axis.get("type") == "log" else "0.5"]
+
+
+def _colorbar_px(trace) -> float:
+    """The width a trace's colorbar takes right of the plot, paddings included (0 without one)."""
+    if getattr(trace, "colorbar", None) is None or trace.showscale is False:
+        return 0.0
+    bar = trace.colorbar
+    if bar.ticktext is not None:
+        labels = list(bar.ticktext)
+    else:
+        labels = ["−0.5" if (trace.zmin or 0) < 0 else "0.5", f"{trace.zmax or 1:g}", f"{trace.zmin or 0:g}"]
+    title = bar.title.text or ""
+    inner = max(bar.thickness + 11 + max(_text_px(t) for t in labels), _text_px(title, 14) + 11)
+    return 2 * (bar.xpad if bar.xpad is not None else 10) + inner
+
+
+def _make_room(layout: dict, traces) -> None:
+    """Grow each side of layout["margin"] to hold what Plotly would grow it for (see X_LABELS_PX); a legend
+    beside the plot goes at its edge, as colorbars do (COLORBAR_PAD)."""
+    margin, height = layout["margin"], layout["height"]
+    need = dict(l=0.0, r=0.0, t=0.0, b=0.0)
+    for name, axis in layout.items():
+        if not name.startswith(("xaxis", "yaxis")):
+            continue
+        labels = _tick_labels(axis, traces, name[0])
+        title = 0 if not (axis.get("title") or {}).get("text") else AXIS_TITLE_PX
+        if name[0] == "x":
+            tall = abs(axis.get("tickangle") or 0) >= 45 and labels
+            block = (max(map(_text_px, labels)) + 8 if tall else X_LABELS_PX if labels else 0) + title
+            side = "t" if axis.get("side") == "top" else "b"
+            need[side] = max(need[side], block)
+        else:
+            block = (max(map(_text_px, labels)) + Y_LABELS_GAP if labels else 0) + title
+            side = "r" if axis.get("side") == "right" else "l"
+            need[side] = max(need[side], block)
+    need["r"] = max(need["r"], *(_colorbar_px(t) for t in traces))
+    legend = layout.get("legend") or {}
+    items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
+    if layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
+        widths = [LEGEND_ITEM_PX + _text_px(str(t.name or "")) for t in items]
+        if legend.get("orientation") == "h" and legend.get("y", 1) < 0:
+            # its top sits -y of the plot's height under the plot: b >= -y * (height - t - b) + its rows
+            drop, rows = -legend["y"], math.ceil(sum(widths) / LEGEND_WRAP_PX)
+            tall = LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
+            need["b"] = max(need["b"], (drop * (height - margin["t"]) + tall) / (1 + drop))
+        elif legend.get("orientation") != "h":
+            layout["legend"] = dict(x=1.0, xanchor="left", **legend)
+            need["r"] = max(need["r"], max(widths))
+    layout["margin"] = {side: max(margin[side], math.ceil(need[side])) for side in margin}
 
 
 def _figure(traces, title: str, height: float, layout: dict | None = None, **style) -> go.Figure:
@@ -96,7 +184,9 @@ def _figure(traces, title: str, height: float, layout: dict | None = None, **sty
     _no_template()
     base = dict(title=dict(text=title, x=0.0, xanchor="left"), height=max(MIN_HEIGHT, int(height)),
                 margin=dict(l=60, r=30, t=60 if title else 30, b=50), datarevision=0)
-    return go.Figure(data=traces, layout=_house(_merge(_merge(base, style), layout)))
+    full = _house(_merge(_merge(base, style), layout))
+    _make_room(full, traces)
+    return go.Figure(data=traces, layout=full)
 
 
 def _hline(y: float, text: str, left: bool = False) -> dict:

@@ -35,6 +35,12 @@ REACTS = """document.addEventListener('DOMContentLoaded', () => { window.__react
   new MutationObserver(() => document.querySelectorAll('.js-plotly-plot').forEach(hook)).observe(
     document.documentElement, {childList: true, subtree: true, attributes: true, attributeFilter: ['class']}); })"""
 
+# Charts whose margins Plotly grew past the figure's own (by more than the 1 px it ignores), as
+# (title, given l/r/t/b, drawn l/r/t/b).
+GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => [gd.layout.title?.text ?? '',
+    ['l', 'r', 't', 'b'].map(s => gd._fullLayout.margin[s]), ['l', 'r', 't', 'b'].map(s => gd._fullLayout._size[s])])
+  .filter(([, given, drawn]) => given.some((m, i) => drawn[i] - m > 1))"""
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -123,6 +129,10 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                                ".every(gd => window.__reacts.get(gd)?.length >= 2)", timeout=TIMEOUT_MS)
         assert page.evaluate("[...window.__reacts.values()].flat().every(kept => kept)")
+        # ...and once only: no margin had to grow for a colorbar, legend or label (Plotly then draws it all
+        # again; explorer/figures.py _make_room).
+        grown = page.evaluate(GROWN)
+        assert not grown, f"charts whose margins Plotly grew (title, given, drawn): {grown}"
         assert not outside, f"requests beyond the app's server: {outside}"
         assert not errors, errors
         assert page.locator("[data-testid=stException]").count() == 0, page.locator(

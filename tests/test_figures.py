@@ -383,3 +383,52 @@ def test_line_chart_marks_points_when_a_line_would_draw_nothing():
     one = F.line_chart({"a": ([20], [0.5])})
     many = F.line_chart({"a": (np.arange(10), np.arange(10.0))})
     assert "markers" in one.data[0].mode and many.data[0].mode == "lines"
+
+
+# ------------------------------------------------------------------------ margins made in advance
+# Whether Plotly keeps these margins (draws each chart once) is checked in the browser, on every page
+# (tests/test_browser.py GROWN); here, that each margin follows what the figure puts in it.
+
+def test_margins_make_room_for_a_colorbar_and_its_title():
+    plain = F.sweep_heatmap(np.ones((2, 2)), ["a", "b"], ["c", "d"], "x", "y")
+    assert plain.layout.margin.r >= 2 * F.COLORBAR_PAD + F.COLORBAR["thickness"]
+    titled = F.attention_heatmap(_pattern(), TOKS, TOKS)   # "weight" over the bar is wider than its labels
+    assert titled.layout.margin.r > plain.layout.margin.r
+    # at the plot's edge, not 2% of its width beyond: the room it needs does not depend on the width
+    assert plain.data[0].colorbar.x == titled.data[0].colorbar.x == 1.0
+
+
+def test_margins_grow_with_legend_names_and_pin_the_legend_to_the_plots_edge():
+    short = F.grad_norm_profile({"a": [1, 2], "b": [2, 1]})
+    long = F.grad_norm_profile({"a": [1, 2], "a much longer variant name": [2, 1]})
+    assert long.layout.margin.r - short.layout.margin.r >= 100
+    assert (long.layout.legend.x, long.layout.legend.xanchor) == (1.0, "left")
+    one = F.grad_norm_profile({"a": [1, 2]})                # one line: no legend, no room for one
+    assert one.layout.margin.r == 30
+
+
+def test_margins_under_a_legend_below_the_plot_grow_with_its_rows_and_the_height():
+    x = np.arange(3)
+    hist = pd.DataFrame({"step": x, "loss": x * 1.0, "a": x * 1.0, "b": x * 1.0, "c": x * 1.0})
+    two = F.training_curves(hist, metrics=("loss", "a"))
+    names = ("loss", "a rather long metric name", "another long metric name", "c")
+    wrapped = F.training_curves(hist.rename(columns=dict(zip(("loss", "a", "b", "c"), names))), metrics=names)
+    assert wrapped.layout.margin.b >= two.layout.margin.b + F.LEGEND_LINE_PX / 2
+    taller = F.training_curves(hist, metrics=("loss", "a"), layout=dict(height=800))
+    assert taller.layout.margin.b > two.layout.margin.b      # the legend sits a fraction of the plot below it
+
+
+def test_margins_hold_axis_titles_and_long_category_labels_and_keep_a_larger_given_margin():
+    short = F.param_breakdown({"a": 1, "b": 2})
+    long = F.param_breakdown({"a very long part name": 1, "b": 2})
+    assert long.layout.margin.l > short.layout.margin.l >= 60
+    assert short.layout.margin.b >= F.X_LABELS_PX + F.AXIS_TITLE_PX     # "parameters" under the ticks
+    given = F.param_breakdown({"a": 1}, layout=dict(margin=dict(l=200)))
+    assert given.layout.margin.l == 200
+
+
+def test_text_px_errs_wide_of_arial_and_grows_with_text():
+    # Arial's widths at 12 px, measured in Chromium: "0.8" 16.7, "Embeddings" 66.7, "position" 41.4
+    for text, arial in (("0.8", 16.7), ("Embeddings", 66.7), ("position", 41.4)):
+        assert arial < F._text_px(text) < 1.3 * arial
+    assert F._text_px("position", 14) > F._text_px("position")
