@@ -40,8 +40,9 @@ from tests.test_browser import DRAWN, TILE_NAME_AT, TIMEOUT_MS, WIDTH, streamlit
 from tests.test_browser import _wait_rendered as settle  # noqa: E402
 
 # Set before an action: the time of the first press, click or focus change (the user's act: a Plotly
-# slider moves on the press, a button acts on the click, a blur commits a typed number), and whether the
-# script has run since.
+# slider moves on the press, a button acts on the click, a blur commits a typed number), whether the
+# script has run since, and the time of the first frame after the one that painted the finished view (a
+# check every animation frame, in the page: no round trip to this script in it).
 WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
   window.__t0 = null; window.__ran = false;
   const mark = () => { window.__t0 = window.__t0 ?? performance.now(); };
@@ -54,7 +55,12 @@ WATCH = """() => { const app = document.querySelector('[data-testid=stApp]');
   window.__last = null; window.__charts && window.__charts.disconnect();
   window.__charts = new MutationObserver(records => { if (records.some(r => r.target.closest?.('.js-plotly-plot')))
     window.__last = performance.now(); });
-  window.__charts.observe(app, {childList: true, subtree: true, attributes: true}); }"""
+  window.__charts.observe(app, {childList: true, subtree: true, attributes: true});
+  window.__painted = null; const drawn = DRAWN_FN;
+  const tick = () => { if (window.__ran && app.getAttribute('data-test-script-state') === 'notRunning' && drawn())
+      requestAnimationFrame(() => { window.__painted = performance.now(); });  // after that frame's paint
+    else requestAnimationFrame(tick); };
+  requestAnimationFrame(tick); }""".replace("DRAWN_FN", DRAWN)
 # Seconds from the act to the last change of any chart's drawing, read once the charts have been still for
 # QUIET_MS: Streamlit hands Plotly a copy of each new chart just after its first draw, which can redraw it.
 QUIET_MS = 700
@@ -64,33 +70,37 @@ RAN = """() => window.__ran && document.querySelector('[data-testid=stApp]')
 # Seconds from the act to the second animation frame after: the frame with the settled view is painted.
 PAINTED = """() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(
                   () => done((performance.now() - window.__t0) / 1000))))"""
+DONE_PAINTED = """() => window.__painted === null ? null : (window.__painted - window.__t0) / 1000"""
 
 
-def click_and_settle(page, locator) -> tuple[float, float, float]:
+def click_and_settle(page, locator) -> tuple[float, float, float, float]:
     """Seconds from the user's act until the rerun it caused has finished and its view is painted:
-    (in the page, as Playwright sees it).
+    (in the page, as Playwright sees it, last chart change, in the page with Playwright's round trips).
 
-    In the page: from the click event (or the blur that commits a typed value) to the frame painted
-    after the script has finished and every chart has its SVG (Streamlit draws the charts of a rerun
-    when it ends; checked with a MutationObserver per chart). As Playwright sees it: from before
-    `locator.click()`, which first checks that the target is visible, stable and enabled (~0.1 s), to
-    the same frame; earlier runs of this script reported this one. Last chart change: when the drawing
-    of any chart last changed (a redraw after the first, if any), read after QUIET_MS of stillness."""
+    In the page: from the click event (or the blur that commits a typed value) to the frame after the
+    first one painted with the script finished and every chart's SVG in place, checked every frame in
+    the page. As Playwright sees it: from before `locator.click()`, which first checks that the target
+    is visible, stable and enabled (~0.1 s), to the end of its own waits for the same. Last chart
+    change: when the drawing of any chart last changed (a redraw after the first, if any), read after
+    QUIET_MS of stillness. With round trips: session 9's figure, from the click to two frames after
+    this script saw the view finished (its polls' round trips and a frame or two more)."""
     page.evaluate(WATCH)
     t0 = time.perf_counter()
     locator.click()
     page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
-    in_page, seen = page.evaluate(PAINTED), time.perf_counter() - t0
+    tripped, seen = page.evaluate(PAINTED), time.perf_counter() - t0
+    page.wait_for_function("() => window.__painted !== null", timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_timeout(QUIET_MS)
-    return in_page, seen, page.evaluate(SETTLED)
+    return page.evaluate(DONE_PAINTED), seen, page.evaluate(SETTLED), tripped
 
 
 def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], tuple[float, float]]:
     """Show head `label` ("L1 H2") in the Attention close-up, by a click on its step of the close-up's
     slider or on its tile's name in the mosaic: seconds until the close-up shows that head (painted; no
     rerun involved), then until the rerun that follows has finished and drawn (the mosaic's outline
-    moved), each (in the page, as Playwright sees it)."""
+    moved), each (in the page, as Playwright sees it): the first from two frames after Playwright saw the
+    head shown, the second as `click_and_settle` times it."""
     labels = page.locator(".st-key-att_closeup .slider-label")
     index = labels.all_text_contents().index(label)
     if on_mosaic:
@@ -108,7 +118,9 @@ def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], t
     shown = page.evaluate(PAINTED), time.perf_counter() - t0
     page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
-    return shown, (page.evaluate(PAINTED), time.perf_counter() - t0)
+    seen = time.perf_counter() - t0
+    page.wait_for_function("() => window.__painted !== null", timeout=TIMEOUT_MS, polling="raf")
+    return shown, (page.evaluate(DONE_PAINTED), seen)
 
 
 def at_rest(page) -> None:
@@ -226,7 +238,9 @@ def main() -> None:
               f"(min {min(ts) * 1000:.0f}, max {max(ts) * 1000:.0f}, n={len(ts)}); "
               f"as Playwright sees it {statistics.median(seen) * 1000:.0f} ms"
               + (f"; last chart change {statistics.median(last) * 1000:.0f} ms"
-                 if (last := [c[2] for c in clicks if len(c) > 2 and c[2] is not None]) else ""))
+                 if (last := [c[2] for c in clicks if len(c) > 2 and c[2] is not None]) else "")
+              + (f"; with Playwright's round trips (session 9's measure) {statistics.median(trips) * 1000:.0f} ms"
+                 if (trips := [c[3] for c in clicks if len(c) > 3]) else ""))
     for live, headless in pairs:
         print(f"live training ({args.steps} steps): {live:.1f} steps/s in the app, {headless:.1f} headless right after "
               f"-> live keeps {live / headless:.0%}")
