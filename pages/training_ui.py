@@ -63,7 +63,7 @@ from pages.state import (
 from pages.widgets import SHARED, human_bytes
 
 POLL_S = 0.5            # the Train page's progress and numbers
-CHART_POLL_S = 2.0      # its curves; figures cost server and browser time (see pages/train.py)
+CHART_POLL_S = 1.0      # its curves; figures cost server and browser time (see pages/train.py)
 INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
 SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
 QUEUE_POLL_S = 1.5      # any view of a queued run: only its place in the queue changes (see poll)
