@@ -94,7 +94,7 @@ def _house(layout: dict) -> dict:
 
 # Plotly makes room for colorbars, legends and axis labels by growing the margins, and a margin that grows
 # makes it draw the whole chart again: almost every chart was drawn twice (~8 of ~19 ms a chart, in the
-# browser). So each figure starts with margins that already hold what it puts in them (`_room`), from its
+# browser). So each figure starts with margins that already hold what it puts in them (`_make_room`), from its
 # text measured erring wide (`_text_px`); a wider font still only costs the second draw. Sizes in px, Plotly's
 # own (12 px labels, 14 px titles), measured in Chromium with a little to spare.
 X_LABELS_PX = 28    # an x axis's tick labels, under the plot
@@ -151,26 +151,26 @@ def _make_room(layout: dict, traces) -> None:
         labels = _tick_labels(axis, traces, name[0])
         title = 0 if not (axis.get("title") or {}).get("text") else AXIS_TITLE_PX
         if name[0] == "x":
-            tall = abs(axis.get("tickangle") or 0) >= 45 and labels
-            block = (max(map(_text_px, labels)) + 8 if tall else X_LABELS_PX if labels else 0) + title
+            upright = abs(axis.get("tickangle") or 0) >= 45 and labels
+            block = (max(map(_text_px, labels)) + 8 if upright else X_LABELS_PX if labels else 0) + title
             side = "t" if axis.get("side") == "top" else "b"
             need[side] = max(need[side], block)
         else:
             block = (max(map(_text_px, labels)) + Y_LABELS_GAP if labels else 0) + title
             side = "r" if axis.get("side") == "right" else "l"
             need[side] = max(need[side], block)
-    need["r"] = max(need["r"], *(_colorbar_px(t) for t in traces))
+    need["r"] = max([need["r"], *(_colorbar_px(t) for t in traces)])
     legend = layout.get("legend") or {}
     items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
-    if layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
+    if items and layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
         widths = [LEGEND_ITEM_PX + _text_px(str(t.name or "")) for t in items]
         if legend.get("orientation") == "h" and legend.get("y", 1) < 0:
             # its top sits -y of the plot's height under the plot: b >= -y * (height - t - b) + its rows
             drop, rows = -legend["y"], math.ceil(sum(widths) / LEGEND_WRAP_PX)
-            tall = LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
-            need["b"] = max(need["b"], (drop * (height - margin["t"]) + tall) / (1 + drop))
-        elif legend.get("orientation") != "h":
-            layout["legend"] = dict(x=1.0, xanchor="left", **legend)
+            rows_px = LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
+            need["b"] = max(need["b"], (drop * (height - margin["t"]) + rows_px) / (1 + drop))
+        elif legend.get("orientation") != "h" and "x" not in legend:  # Plotly's place: beside the plot
+            layout["legend"] = {"x": 1.0, "xanchor": "left", **legend}
             need["r"] = max(need["r"], max(widths))
     layout["margin"] = {side: max(margin[side], math.ceil(need[side])) for side in margin}
 

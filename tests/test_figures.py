@@ -405,6 +405,9 @@ def test_margins_grow_with_legend_names_and_pin_the_legend_to_the_plots_edge():
     assert (long.layout.legend.x, long.layout.legend.xanchor) == (1.0, "left")
     one = F.grad_norm_profile({"a": [1, 2]})                # one line: no legend, no room for one
     assert one.layout.margin.r == 30
+    inside = F.grad_norm_profile({"a": [1, 2], "b": [2, 1]}, layout=dict(legend=dict(x=0.02, y=0.98)))
+    assert inside.layout.margin.r == 30 and inside.layout.legend.x == 0.02   # a page's own place stays
+    assert F.line_chart({}).layout.margin.r == 30            # nothing drawn yet: nothing to make room for
 
 
 def test_margins_under_a_legend_below_the_plot_grow_with_its_rows_and_the_height():
