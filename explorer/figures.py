@@ -100,11 +100,15 @@ def _house(layout: dict) -> dict:
 X_LABELS_PX = 28    # an x axis's tick labels, under the plot
 AXIS_TITLE_PX = 27  # an axis title and its standoff
 Y_LABELS_GAP = 12   # a y axis's labels: their width and this
-LEGEND_ROW_PX = 42  # a horizontal legend of one row, and LEGEND_LINE_PX more for each further row
+LEGEND_ROW_PX = 32  # a horizontal legend of one row, and LEGEND_LINE_PX more for each further row
 LEGEND_LINE_PX = 20
 LEGEND_ITEM_PX = 58  # a legend's item: its name and this (symbol, gaps)
-# A horizontal legend wraps at the plot's width, unknown until drawn: assume a chart half a laptop's page wide.
-LEGEND_WRAP_PX = 380
+# The plot's width is unknown until drawn; where it matters (a horizontal legend wraps at it, x labels too
+# wide for their spacing are turned upright) assume a chart half a laptop's page wide.
+PLOT_PX = 380
+# A legend under the plot sits at the figure's bottom edge, under the axis title: placed a fraction of the
+# plot's height below the plot, it ran into the axis's labels when a narrow chart turned them upright.
+LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=0)
 
 
 def _text_px(text: str, size: float = 12) -> float:
@@ -126,6 +130,19 @@ def _tick_labels(axis: dict, traces, letter: str) -> list[str]:
     return ["0.001" if axis.get("type") == "log" else "0.5"]
 
 
+def _x_labels_px(labels: list[str], angle) -> float:
+    """The height an x axis's labels take under the plot. Labels too wide for their spacing Plotly turns
+    30 degrees, or upright when even that overlaps (their spacing, turned, under the 12 px font), unless
+    `angle` is set."""
+    if not labels:
+        return 0.0
+    widest, spacing = max(map(_text_px, labels)), PLOT_PX / len(labels)
+    if angle is None:
+        angle = 0 if widest < spacing else 30 if spacing * math.sin(math.radians(30)) >= 12 else 90
+    turn = math.radians(abs(angle))
+    return max(X_LABELS_PX, widest * math.sin(turn) + 15 * math.cos(turn) + 13)
+
+
 def _colorbar_px(trace) -> float:
     """The width a trace's colorbar takes right of the plot, paddings included (0 without one)."""
     if getattr(trace, "colorbar", None) is None or trace.showscale is False:
@@ -143,7 +160,7 @@ def _colorbar_px(trace) -> float:
 def _make_room(layout: dict, traces) -> None:
     """Grow each side of layout["margin"] to hold what Plotly would grow it for (see X_LABELS_PX); a legend
     beside the plot goes at its edge, as colorbars do (COLORBAR_PAD)."""
-    margin, height = layout["margin"], layout["height"]
+    margin = layout["margin"]
     need = dict(l=0.0, r=0.0, t=0.0, b=0.0)
     for name, axis in layout.items():
         if not name.startswith(("xaxis", "yaxis")):
@@ -151,8 +168,7 @@ def _make_room(layout: dict, traces) -> None:
         labels = _tick_labels(axis, traces, name[0])
         title = 0 if not (axis.get("title") or {}).get("text") else AXIS_TITLE_PX
         if name[0] == "x":
-            upright = abs(axis.get("tickangle") or 0) >= 45 and labels
-            block = (max(map(_text_px, labels)) + 8 if upright else X_LABELS_PX if labels else 0) + title
+            block = _x_labels_px(labels, axis.get("tickangle")) + title
             side = "t" if axis.get("side") == "top" else "b"
             need[side] = max(need[side], block)
         else:
@@ -164,11 +180,9 @@ def _make_room(layout: dict, traces) -> None:
     items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
     if items and layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
         widths = [LEGEND_ITEM_PX + _text_px(str(t.name or "")) for t in items]
-        if legend.get("orientation") == "h" and legend.get("y", 1) < 0:
-            # its top sits -y of the plot's height under the plot: b >= -y * (height - t - b) + its rows
-            drop, rows = -legend["y"], math.ceil(sum(widths) / LEGEND_WRAP_PX)
-            rows_px = LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
-            need["b"] = max(need["b"], (drop * (height - margin["t"]) + rows_px) / (1 + drop))
+        if legend.get("yref") == "container" and legend.get("y") == 0:  # LEGEND_BELOW, under the axis
+            rows = math.ceil(sum(widths) / PLOT_PX)
+            need["b"] += LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
         elif legend.get("orientation") != "h" and "x" not in legend:  # Plotly's place: beside the plot
             layout["legend"] = {"x": 1.0, "xanchor": "left", **legend}
             need["r"] = max(need["r"], max(widths))
@@ -274,7 +288,7 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
                              title=dict(yref="container", y=1.0, yanchor="top", pad=dict(t=12))), layout)
         height += SLIDER_PX
     return _figure(traces, title, height, layout,
-                   xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=dict(orientation="h", y=-0.15),
+                   xaxis=dict(_token_axis(k_labels, "key"), constrain="domain"), legend=LEGEND_BELOW,
                    yaxis=dict(_token_axis(q_labels, "query"), autorange="reversed", scaleanchor="x",
                               constrain="domain"))
 
@@ -409,7 +423,7 @@ def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None,
         cells = [(t, where[int(v)]) for t, v in enumerate(targets) if int(v) in where]
         traces.append(_cell_outlines(cells, "target"))
     return _figure(traces, title, 110 + p.shape[0] * min(36, max(14, 520 // p.shape[0])), layout,
-                   xaxis=_token_axis(vocab, "token"), legend=dict(orientation="h", y=-0.2),
+                   xaxis=_token_axis(vocab, "token"), legend=LEGEND_BELOW,
                    yaxis=dict(_token_axis(pos_labels, "position"), autorange="reversed"))
 
 
@@ -496,7 +510,7 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
                 hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
     style = dict(xaxis=dict(title="step"), hovermode="closest",
                  yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear"),
-                 legend=dict(orientation="h", y=-0.2))
+                 legend=LEGEND_BELOW)
     if "lr" in metrics:
         style["yaxis2"] = dict(title="lr", overlaying="y", side="right", showgrid=False, tickformat=".1e")
     return _figure(traces, title, 400, layout, **style)
@@ -555,7 +569,7 @@ def bar_with_error(names, means, stds, title="", y_title="", reference=None, lay
             name="the seed predicts", marker=dict(symbol="diamond", size=13, color=EXPECTED_COLOUR),
             hovertemplate="%{x}<br>expected %{y:.4g}<extra></extra>"))
     return _figure(traces, title, 380, layout, xaxis=CATEGORY_AXIS, yaxis=dict(title=y_title),
-                   legend=dict(orientation="h", y=-0.2))
+                   legend=LEGEND_BELOW)
 
 
 __all__ = [

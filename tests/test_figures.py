@@ -410,15 +410,16 @@ def test_margins_grow_with_legend_names_and_pin_the_legend_to_the_plots_edge():
     assert F.line_chart({}).layout.margin.r == 30            # nothing drawn yet: nothing to make room for
 
 
-def test_margins_under_a_legend_below_the_plot_grow_with_its_rows_and_the_height():
+def test_margins_under_the_plot_hold_the_axis_and_then_the_legend_in_rows():
     x = np.arange(3)
     hist = pd.DataFrame({"step": x, "loss": x * 1.0, "a": x * 1.0, "b": x * 1.0, "c": x * 1.0})
+    one = F.training_curves(hist, metrics=("loss",))         # one line: no legend
     two = F.training_curves(hist, metrics=("loss", "a"))
+    assert two.layout.legend.yref == "container" and two.layout.legend.y == 0   # at the bottom edge
+    assert two.layout.margin.b >= one.layout.margin.b + F.LEGEND_ROW_PX         # under the axis, not on it
     names = ("loss", "a rather long metric name", "another long metric name", "c")
     wrapped = F.training_curves(hist.rename(columns=dict(zip(("loss", "a", "b", "c"), names))), metrics=names)
-    assert wrapped.layout.margin.b >= two.layout.margin.b + F.LEGEND_LINE_PX / 2
-    taller = F.training_curves(hist, metrics=("loss", "a"), layout=dict(height=800))
-    assert taller.layout.margin.b > two.layout.margin.b      # the legend sits a fraction of the plot below it
+    assert wrapped.layout.margin.b >= two.layout.margin.b + F.LEGEND_LINE_PX
 
 
 def test_margins_hold_axis_titles_and_long_category_labels_and_keep_a_larger_given_margin():
