@@ -73,6 +73,12 @@ PAINTED = """() => new Promise(done => requestAnimationFrame(() => requestAnimat
 DONE_PAINTED = """() => window.__painted === null ? null : (window.__painted - window.__t0) / 1000"""
 
 
+def painted_in_page(page) -> float:
+    """Seconds from the act to the frame after the finished view was painted, as WATCH records it."""
+    page.wait_for_function("() => window.__painted !== null", timeout=TIMEOUT_MS, polling="raf")
+    return page.evaluate(DONE_PAINTED)
+
+
 def click_and_settle(page, locator) -> tuple[float, float, float, float]:
     """Seconds from the user's act until the rerun it caused has finished and its view is painted:
     (in the page, as Playwright sees it, last chart change, in the page with Playwright's round trips).
@@ -90,9 +96,9 @@ def click_and_settle(page, locator) -> tuple[float, float, float, float]:
     page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
     tripped, seen = page.evaluate(PAINTED), time.perf_counter() - t0
-    page.wait_for_function("() => window.__painted !== null", timeout=TIMEOUT_MS, polling="raf")
+    in_page = painted_in_page(page)
     page.wait_for_timeout(QUIET_MS)
-    return page.evaluate(DONE_PAINTED), seen, page.evaluate(SETTLED), tripped
+    return in_page, seen, page.evaluate(SETTLED), tripped
 
 
 def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], tuple[float, float]]:
@@ -119,8 +125,7 @@ def pick_head(page, label: str, on_mosaic: bool) -> tuple[tuple[float, float], t
     page.wait_for_function(RAN, timeout=TIMEOUT_MS, polling="raf")
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS, polling="raf")
     seen = time.perf_counter() - t0
-    page.wait_for_function("() => window.__painted !== null", timeout=TIMEOUT_MS, polling="raf")
-    return shown, (page.evaluate(DONE_PAINTED), seen)
+    return shown, (painted_in_page(page), seen)
 
 
 def at_rest(page) -> None:

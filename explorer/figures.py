@@ -143,6 +143,11 @@ def _x_labels_px(labels: list[str], angle) -> float:
     return max(X_LABELS_PX, widest * math.sin(turn) + 15 * math.cos(turn) + 13)
 
 
+def _y_labels_px(labels: list[str]) -> float:
+    """The width a y axis's labels take beside the plot."""
+    return max(map(_text_px, labels)) + Y_LABELS_GAP if labels else 0.0
+
+
 def _colorbar_px(trace) -> float:
     """The width a trace's colorbar takes right of the plot, paddings included (0 without one)."""
     if getattr(trace, "colorbar", None) is None or trace.showscale is False:
@@ -166,15 +171,12 @@ def _make_room(layout: dict, traces) -> None:
         if not name.startswith(("xaxis", "yaxis")):
             continue
         labels = _tick_labels(axis, traces, name[0])
-        title = 0 if not (axis.get("title") or {}).get("text") else AXIS_TITLE_PX
+        title = AXIS_TITLE_PX if (axis.get("title") or {}).get("text") else 0
         if name[0] == "x":
-            block = _x_labels_px(labels, axis.get("tickangle")) + title
-            side = "t" if axis.get("side") == "top" else "b"
-            need[side] = max(need[side], block)
+            side, block = "t" if axis.get("side") == "top" else "b", _x_labels_px(labels, axis.get("tickangle"))
         else:
-            block = (max(map(_text_px, labels)) + Y_LABELS_GAP if labels else 0) + title
-            side = "r" if axis.get("side") == "right" else "l"
-            need[side] = max(need[side], block)
+            side, block = "r" if axis.get("side") == "right" else "l", _y_labels_px(labels)
+        need[side] = max(need[side], block + title)
     need["r"] = max([need["r"], *(_colorbar_px(t) for t in traces)])
     legend = layout.get("legend") or {}
     items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
