@@ -5,9 +5,9 @@ import streamlit as st
 
 from explorer import figures
 from explorer.config import REFERENCE_PRESETS, ModelConfig, flops_per_token, human, param_count, train_memory_bytes
-from pages import ui
+from ui import frame, links, model_config, state, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
 DIAGRAM_PX_PER_UNIT = 53  # the diagram's left column is ~600 px at 1440 px; 10 data units wide
@@ -22,7 +22,7 @@ def fit_diagram(fig):
 
 def reference_row(name: str, cfg: ModelConfig, chapter: str = "", published: float | None = None,
                   note: str = "") -> dict:
-    return {"Model": name, "d_model": cfg.d_model, "Heads": cfg.n_heads, "Layers": ui.layers_text(cfg),
+    return {"Model": name, "d_model": cfg.d_model, "Heads": cfg.n_heads, "Layers": widgets.layers_text(cfg),
             "d_ff": cfg.d_ff, "Dropout": cfg.dropout, "Params": human(param_count(cfg)["total"]),
             "Chapter": chapter or "—", "Published": human(published) if published else "—",
             "FLOPs / token": human(flops_per_token(cfg)["forward"]), "Notes": note}
@@ -32,7 +32,7 @@ def reference_table(cfg: ModelConfig | None) -> None:
     rows = [reference_row(p.name, p.config, p.seed_params, p.published_params, p.note)
             for p in REFERENCE_PRESETS.values()]
     if cfg is not None:
-        rows.append(reference_row("Your config", cfg, note=f"{ui.ARCH_LABELS[cfg.arch]}, from the widgets above"))
+        rows.append(reference_row("Your config", cfg, note=f"{widgets.ARCH_LABELS[cfg.arch]}, from the widgets above"))
     df = pd.DataFrame(rows)
     mine = len(df) - 1 if cfg is not None else -1
     styled = df.style.apply(lambda r: [HIGHLIGHT if r.name == mine else ""] * len(r), axis=1)
@@ -50,8 +50,8 @@ def cost(cfg: ModelConfig) -> tuple[int, int]:
     """FLOPs and memory for a batch size and length the user picks; returns them for the diagram."""
     st.subheader("Compute and memory")
     left, right = st.columns(2)
-    batch = left.number_input("Batch size", *ui.PAGE_NUMBERS[ui.ARCH_BATCH], key=ui.ARCH_BATCH, **ui.SHARED)
-    seq = right.number_input("Sequence length", *ui.PAGE_NUMBERS[ui.ARCH_SEQ], key=ui.ARCH_SEQ, **ui.SHARED)
+    batch = left.number_input("Batch size", *state.PAGE_NUMBERS[state.ARCH_BATCH], key=state.ARCH_BATCH, **links.SHARED)
+    seq = right.number_input("Sequence length", *state.PAGE_NUMBERS[state.ARCH_SEQ], key=state.ARCH_SEQ, **links.SHARED)
     flops = flops_per_token(cfg, seq)
     mem = train_memory_bytes(cfg, batch, seq)
     a, b = st.columns(2)
@@ -59,11 +59,11 @@ def cost(cfg: ModelConfig) -> tuple[int, int]:
              help="Forward pass: about 2 FLOPs per weight plus the attention matmuls (Kaplan et al., 2020).")
     b.metric("FLOPs / step", human(flops["train"] * batch * seq), border=True,
              help="One training step: forward and backward (about 3 × forward) for every token in the batch.")
-    a.metric("Memory / step", ui.human_bytes(mem["total"]), border=True,
+    a.metric("Memory / step", widgets.human_bytes(mem["total"]), border=True,
              help="fp32 AdamW: weights, gradients, two optimizer moments and the activations.")
-    b.metric("Activations", ui.human_bytes(mem["activations"]), border=True,
+    b.metric("Activations", widgets.human_bytes(mem["activations"]), border=True,
              help="Grows with batch × length, and with length² through the attention scores.")
-    parts = ", ".join(f"{k} {ui.human_bytes(v)}" for k, v in mem.items() if k not in ("total", "activations"))
+    parts = ", ".join(f"{k} {widgets.human_bytes(v)}" for k, v in mem.items() if k not in ("total", "activations"))
     st.caption(f"Weights, gradients and optimizer state: {parts}.")
     return batch, seq
 
@@ -73,13 +73,13 @@ def show(cfg: ModelConfig) -> None:
     with right:
         parts = param_count(cfg)
         st.subheader("Parameters")
-        ui.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters"))
+        widgets.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters"))
         st.caption("Embeddings grow with the vocabulary, attention and FFN with d_model² per layer; "
                    "LayerNorms are tiny.")
         batch, seq = cost(cfg)
     with left:
         st.subheader("The stack")
-        ui.chart(fit_diagram(figures.architecture_diagram(cfg, batch=batch, seq_len=seq)))
+        widgets.chart(fit_diagram(figures.architecture_diagram(cfg, batch=batch, seq_len=seq)))
         st.caption(f"Shapes for batch {batch} and length {seq}. Hover a box for its parameter count; "
                    "switch LayerNorm between Pre-LN and Post-LN to see where normalisation moves.")
 
@@ -90,11 +90,12 @@ st.markdown("Choose a task and the model's hyperparameters. These widgets *are* 
 with st.container(border=True):
     top = st.columns([2, 3], vertical_alignment="bottom")
     with top[0]:
-        task = ui.task_picker()
-    top[1].caption(f"{ui.task_blurb(ui.state_value(ui.TASK, ui.DEFAULT_TASK)).capitalize()} · "
-                   f"{ui.ARCH_LABELS[task.model_config().arch]} · vocabulary of {len(task.vocab)} tokens · "
+        task = widgets.task_picker()
+    preset = links.state_value(model_config.TASK, model_config.DEFAULT_TASK)
+    top[1].caption(f"{widgets.task_blurb(preset).capitalize()} · "
+                   f"{widgets.ARCH_LABELS[task.model_config().arch]} · vocabulary of {len(task.vocab)} tokens · "
                    f"sequences up to {task.longest} tokens")
-    cfg, err = ui.config_widgets(ui.CFG, task)
+    cfg, err = widgets.config_widgets(model_config.CFG, task)
 
 if cfg is not None:
     show(cfg)

@@ -10,11 +10,10 @@ import streamlit as st
 from explorer import figures, views_data
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
-from pages import ui
+from ui import frame, inspecting, links, models, slider_events, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
-insp = ui.inspecting
 _SHOWN = "_att_closeup_shown"        # (what it shows, which head) the close-up was last built with
 _FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
@@ -52,14 +51,14 @@ def answer(sel, picked, tgt_in, ver: str) -> None:
     """What the model says for this input, in one line."""
     task = sel.task
     if task.kind == "seq2seq":
-        written = insp.greedy_output(ver, sel.model, task, picked.src)
+        written = inspecting.greedy_output(ver, sel.model, task, picked.src)
         said = [t for t in written if t != EOS]
         verdict = "correct ✓" if tuple(said) == picked.target and EOS in written else "wrong ✗"
         reads = "the correct answer (teacher forcing)" if picked.teacher else "its own output, as when it writes"
         st.markdown(f"The model writes `{' '.join(task.tokens(said)) or '(nothing)'}` — **{verdict}**. "
                     f"Below, the decoder reads {reads}: `{' '.join(task.tokens(tgt_in))}`.")
         return
-    probs = insp.output_distribution(ver, sel.model, task, picked.src, None)
+    probs = inspecting.output_distribution(ver, sel.model, task, picked.src, None)
     if task.kind == "classify":
         guess = int(probs[0].argmax())
         verdict = "correct ✓" if (guess,) == picked.target else "wrong ✗"
@@ -123,7 +122,7 @@ def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, 
 def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Scatter:
     """An invisible point on each tile's name (a heatmap reports no clicks). Its customdata is the
     tile's step on the close-up's slider, so a click there moves the slider, in the browser
-    (pages/slider_events.py). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
+    (ui/slider_events.py). One point per tile keeps a 12 x 8 grid light and leaves the cells' hover
     to the heatmap."""
     tiles = [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     xs = [head * m["col_stride"] - 0.5 + 18 / cell_px for _, head in tiles]    # middle of the name
@@ -149,7 +148,7 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
                                    title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
                                          f"{plural(n_h, 'head')}")
     fig.add_trace(click_targets(m, cell, n_l, n_h))
-    ui.chart(fig, key=ui.ATT_MOSAIC)  # a click on a tile's name moves the close-up's slider (see show)
+    widgets.chart(fig, key=inspecting.ATT_MOSAIC)  # a click on a tile's name moves the close-up's slider (see show)
     st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
                f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
 
@@ -157,15 +156,15 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
 def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:
     n_l, n_h = scores.shape
     if not np.isnan(scores).all():
-        ui.chart(figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
-                                       title=f"Match with {ref_name}",
-                                       layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
+        widgets.chart(figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                            title=f"Match with {ref_name}",
+                                            layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
         st.caption("How closely each head follows the outlined pattern (1 = exactly).")
     else:
         st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
-    ui.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top, title="Attention entropy per head",
-                                            layout=dict(height=300)))
+    widgets.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
+                                                 title="Attention entropy per head", layout=dict(height=300)))
     st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
                "its weight evenly, as an untrained head does.")
 
@@ -173,8 +172,8 @@ def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndar
 def linked_head() -> tuple[int, int]:
     """The head a shared link names ("L1", "H2"), or (-1, -1)."""
     try:
-        return (int(st.query_params[ui.ATT_LAYER].removeprefix("L")),
-                int(st.query_params[ui.ATT_HEAD].removeprefix("H")))
+        return (int(st.query_params[inspecting.ATT_LAYER].removeprefix("L")),
+                int(st.query_params[inspecting.ATT_HEAD].removeprefix("H")))
     except (KeyError, ValueError):
         return -1, -1
 
@@ -184,25 +183,25 @@ def refocus(context: tuple, scores: np.ndarray) -> tuple[int, int]:
     a new input keeps the head, so one head can be followed across examples; a shared link keeps its
     own. The page's address names it, so a link opens the same head."""
     n_l, n_h = scores.shape
-    before = st.session_state.get(ui.ATT_FOCUS_FOR)
-    st.session_state[ui.ATT_FOCUS_FOR] = context
-    here = linked_head() if before is None else (st.session_state.get(ui.ATT_LAYER, -1),
-                                                 st.session_state.get(ui.ATT_HEAD, -1))
+    before = st.session_state.get(inspecting.ATT_FOCUS_FOR)
+    st.session_state[inspecting.ATT_FOCUS_FOR] = context
+    here = linked_head() if before is None else (st.session_state.get(inspecting.ATT_LAYER, -1),
+                                                 st.session_state.get(inspecting.ATT_HEAD, -1))
     fits = 0 <= here[0] < n_l and 0 <= here[1] < n_h
     best = views_data.best_head(scores)
     if before != context and best is not None and not (before is None and fits):
         here = best[:2]
     elif not fits:
         here = (0, 0)
-    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = here
-    st.query_params[ui.ATT_LAYER], st.query_params[ui.ATT_HEAD] = f"L{here[0]}", f"H{here[1]}"
+    st.session_state[inspecting.ATT_LAYER], st.session_state[inspecting.ATT_HEAD] = here
+    st.query_params[inspecting.ATT_LAYER], st.query_params[inspecting.ATT_HEAD] = f"L{here[0]}", f"H{here[1]}"
     return here
 
 
 def follow_slider(n_heads: int, step: str) -> None:
     """The close-up's slider moved in the browser, which already shows the new head: focus it here too
     (the mosaic's outline, the link, the next input) and build the close-up as it was."""
-    st.session_state[ui.ATT_LAYER], st.session_state[ui.ATT_HEAD] = divmod(int(step), n_heads)
+    st.session_state[inspecting.ATT_LAYER], st.session_state[inspecting.ATT_HEAD] = divmod(int(step), n_heads)
     st.session_state[_FOLLOWED] = True
 
 
@@ -232,9 +231,9 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     # Ticks named while the names fit (Plotly would label only every n-th); the title names the head.
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
-    ui.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
-                                       title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
-             key=ui.ATT_CLOSEUP)
+    widgets.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
+                                            title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
+                  key=inspecting.ATT_CLOSEUP)
     st.caption("Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
                f"tile's name in the mosaic. Outlined: {ref_name}. Grey: cells the mask forbids (the future, or "
                "padding). Each row sums to 1.")
@@ -243,17 +242,18 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
 # --------------------------------------------------------------------------------------- page
 def show(sel, picked) -> None:
     task = sel.task
-    ver = insp.version(sel)  # a digest of the weights: once a rerun
-    tgt_in = insp.decoder_input_for(sel, picked, ver)
+    ver = inspecting.version(sel)  # a digest of the weights: once a rerun
+    tgt_in = inspecting.decoder_input_for(sel, picked, ver)
     answer(sel, picked, tgt_in, ver)
-    view = insp.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
+    view = inspecting.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
     kinds = view.kinds
     a, b = st.columns([3, 2], vertical_alignment="bottom")
     kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, default=kinds[-1], required=True,
-                               key=ui.ATT_KIND, **ui.SHARED)
+                               key=inspecting.ATT_KIND, **links.SHARED)
     refs = views_data.reference_patterns(view, kind)
     first = views_data.EXPECTED if views_data.EXPECTED in refs else "previous position"
-    ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=ui.ATT_REF, **ui.SHARED,
+    ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=inspecting.ATT_REF,
+                           **links.SHARED,
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
     score_table(view, kinds)
     pats, ref = view.patterns[kind], refs[ref_name]
@@ -268,14 +268,15 @@ def show(sel, picked) -> None:
         focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
     with right:
         side_panels(view, kind, ref_name, scores, ent)
-    ui.on_slider(ui.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]), picker=ui.ATT_MOSAIC)
+    slider_events.on_slider(inspecting.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]),
+                            picker=inspecting.ATT_MOSAIC)
 
 
 st.title("Attention")
 st.markdown("Where does each token look? Pick an input and see every head of every layer of the sidebar's "
             "model, the pattern the task calls right, and how sharp each head is.")
-selected = ui.selected_model()
-picked_input = insp.pick_input(selected, pad_toggle=True)
+selected = models.selected_model()
+picked_input = inspecting.pick_input(selected, pad_toggle=True)
 if picked_input is not None:
-    st.markdown(insp.describe(selected.task, picked_input))
+    st.markdown(inspecting.describe(selected.task, picked_input))
     show(selected, picked_input)

@@ -5,33 +5,33 @@ from datetime import datetime
 import streamlit as st
 
 from explorer.experiment_job import ExperimentJob, cache_created
+from explorer.experiments import EXPERIMENTS
 from explorer.jobs import pool_counts
-from pages import experiments_ui as xu
-from pages import ui
+from ui import experiment_job, experiment_params, frame, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 VERDICT = {True: (st.success, ":material/check_circle:"), False: (st.warning, ":material/report:"),
            None: (st.info, ":material/help:")}
 
 
 def controls(name: str, params, error: str | None, has_result: bool) -> None:
-    job = xu.current_job()
-    busy = xu.active(job)
+    job = experiment_job.current_job()
+    busy = experiment_job.active(job)
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Run again" if has_result else "Run", key="exp_run", type="primary", icon=":material/play_arrow:",
-               on_click=xu.on_run, args=(name, params, has_result), disabled=busy or error is not None,
+               on_click=experiment_job.on_run, args=(name, params, has_result), disabled=busy or error is not None,
                help="Recompute this configuration (and replace the cached result)" if has_result else
                     "Run every seed of every condition in the background; the result is cached for the next visitor.")
-    row.button("Stop", key="exp_stop", icon=":material/stop:", on_click=xu.on_stop, disabled=not busy,
+    row.button("Stop", key="exp_stop", icon=":material/stop:", on_click=experiment_job.on_stop, disabled=not busy,
                help="Stop between training steps; the seeds that finished are kept.")
     running, waiting = pool_counts()
     row.caption(f"Server: {running} job(s) running, {waiting} waiting")
-    refused = xu.take_error()
+    refused = experiment_job.take_error()
     if refused:
         st.error(refused, icon=":material/error:")
-    if busy and not xu.same(job, name, params):
-        st.info(f"**{xu.EXPERIMENTS[job.name].title}** is running in this session (with other settings than "
+    if busy and not experiment_job.same(job, name, params):
+        st.info(f"**{EXPERIMENTS[job.name].title}** is running in this session (with other settings than "
                 "these): Stop it or wait for it to finish.", icon=":material/hourglass_top:")
 
 
@@ -64,10 +64,10 @@ def result_view(name: str, result, params) -> None:
     cols = st.columns(2)
     for i, fig in enumerate(result.figures):
         with cols[i % 2]:
-            ui.chart(xu.fit_title(fig), key=f"exp_fig_{name}_{i}")
+            widgets.chart(experiment_job.fit_title(fig), key=f"exp_fig_{name}_{i}")
     st.markdown("**Mean ± std over seeds, beside what the seed predicts**")
-    st.table(xu.table_view(result), hide_index=True)
-    failed = xu.failed_cells(result)
+    st.table(experiment_job.table_view(result), hide_index=True)
+    failed = experiment_job.failed_cells(result)
     if failed is not None:
         with st.expander(f"{len(failed)} cell(s) could not run"):
             st.table(failed, hide_index=True)
@@ -77,9 +77,9 @@ def result_view(name: str, result, params) -> None:
     row.download_button("Per-seed samples (CSV)", result.samples.to_csv(index=False), f"{name}-samples.csv",
                         "text/csv", key="exp_csv_samples", icon=":material/download:", on_click="ignore")
     frames = {"curves": result.curves, **result.extra}
-    for key, frame in frames.items():
-        if frame is not None and not frame.empty:
-            row.download_button(f"{key.capitalize()} (CSV)", frame.to_csv(index=False), f"{name}-{key}.csv",
+    for key, table in frames.items():
+        if table is not None and not table.empty:
+            row.download_button(f"{key.capitalize()} (CSV)", table.to_csv(index=False), f"{name}-{key}.csv",
                                 "text/csv", key=f"exp_csv_{key}", icon=":material/download:", on_click="ignore")
 
 
@@ -87,10 +87,11 @@ def result_view(name: str, result, params) -> None:
 st.title("Experiments")
 st.markdown("The claims of the chapter and the notebook, each run over several seeds and set against what "
             "they predict. A result is cached per configuration, so the next visitor sees it at once.")
-names = list(xu.EXPERIMENTS)
-name = st.segmented_control("Experiment", names, format_func=xu.SHORT.get, required=True, default=names[0],
-                            key=xu.EXP_NAME, bind="query-params", persist_state="session", width="stretch")
-exp = xu.EXPERIMENTS[name or names[0]]
+names = list(EXPERIMENTS)
+name = st.segmented_control("Experiment", names, format_func=experiment_params.SHORT.get, required=True,
+                            default=names[0], key=experiment_params.EXP_NAME, bind="query-params",
+                            persist_state="session", width="stretch")
+exp = EXPERIMENTS[name or names[0]]
 name = exp.name
 
 st.subheader(exp.title)
@@ -99,27 +100,28 @@ st.markdown(f"**The seed predicts.** {exp.prediction}")
 st.caption(f"Source: {exp.source}")
 
 with st.container(border=True):
-    budget = st.segmented_control("Budget", list(xu.BUDGETS), format_func=xu.BUDGETS.get, required=True,
-                                  default="full", key=xu.EXP_BUDGET, bind="query-params", persist_state="session",
+    budget = st.segmented_control("Budget", list(experiment_params.BUDGETS), format_func=experiment_params.BUDGETS.get,
+                                  required=True, default="full", key=experiment_params.EXP_BUDGET,
+                                  bind="query-params", persist_state="session",
                                   help="Full: the experiment's default budget (a minute or two on one core). "
                                        "Quick: a few seconds, too little for every claim to show.") or "full"
-    params, error = xu.param_widgets(exp, budget)
+    params, error = experiment_params.param_widgets(exp, budget)
     if name == "sweep":
         st.caption("Here the cells train one after another in one slot of this shared server; from the command "
                    "line they train in parallel across the machine's cores.")
     if error:
         st.error(f"**These parameters do not work.** {error}", icon=":material/error:")
     else:
-        st.caption(f"Command line (writes CSV): `{xu.command_line(exp, params, budget)}`")
+        st.caption(f"Command line (writes CSV): `{experiment_params.command_line(exp, params, budget)}`")
 
-job = xu.current_job()
-mine = params is not None and xu.same(job, name, params)
+job = experiment_job.current_job()
+mine = params is not None and experiment_job.same(job, name, params)
 result = job.result if mine and job.ended and job.result is not None else None
-if result is None and params is not None and not (mine and xu.active(job)):
-    result = xu.stored(name, params)
+if result is None and params is not None and not (mine and experiment_job.active(job)):
+    result = experiment_job.stored(name, params)
 controls(name, params, error, result is not None and not result.partial)
 if mine:
-    xu.poll(job, live)
+    experiment_job.poll(job, live)
 if result is not None:
     result_view(name, result, params)
 elif not mine and params is not None:

@@ -5,9 +5,9 @@ import streamlit as st
 
 from explorer import figures
 from explorer.gradients import DepthProfile, depth_profile, grad_norm_table
-from pages import ui
+from ui import frame, links, models, state, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 VARIANTS = {"pre": "Pre-LN", "post": "Post-LN"}
 WHAT = {"weights": "Each layer's weights", "inputs": "Each layer's input"}
@@ -42,18 +42,18 @@ def verdict(values: dict[str, np.ndarray]) -> str:
 
 def at_initialisation() -> None:
     st.subheader("At initialisation")
-    n = ui.PAGE_NUMBERS
+    n = state.PAGE_NUMBERS
     a, b, c, d = st.columns(4)
-    n_layers = a.slider("Layers (N)", *n[ui.GRAD_LAYERS], key=ui.GRAD_LAYERS, **ui.SHARED,
+    n_layers = a.slider("Layers (N)", *n[state.GRAD_LAYERS], key=state.GRAD_LAYERS, **links.SHARED,
                         help="Depth of both encoder stacks; the chapter's exercise uses 12.")
-    d_model = b.selectbox("d_model", D_MODELS, index=D_MODELS.index(64), key=ui.GRAD_D_MODEL, **ui.SHARED)
-    seed = c.number_input("Seed", *n[ui.GRAD_SEED], key=ui.GRAD_SEED, **ui.SHARED,
+    d_model = b.selectbox("d_model", D_MODELS, index=D_MODELS.index(64), key=state.GRAD_D_MODEL, **links.SHARED)
+    seed = c.number_input("Seed", *n[state.GRAD_SEED], key=state.GRAD_SEED, **links.SHARED,
                           help="Initial weights and the random batch; both stacks get the same ones.")
-    what = d.radio("Gradient of", list(WHAT), format_func=WHAT.get, key=ui.GRAD_WHAT, **ui.SHARED,
+    what = d.radio("Gradient of", list(WHAT), format_func=WHAT.get, key=state.GRAD_WHAT, **links.SHARED,
                    help="‖∂loss/∂θ‖ of each block's parameters, or ‖∂loss/∂x‖ of the residual stream entering it.")
     values = {name: v[what] for name, v in profiles(n_layers, d_model, seed).items()}
     title = f"Gradient norm per layer at initialisation ({n_layers} layers, d_model = {d_model})"
-    ui.chart(figures.grad_norm_profile(values, title=title), key="grad_profile_chart")
+    widgets.chart(figures.grad_norm_profile(values, title=title), key="grad_profile_chart")
     st.caption("Two fresh encoder stacks with the same weights and the same random batch of tokens; one "
                "cross-entropy loss against random labels goes backward once. Layer 0 is the first (input) "
                "layer, the log scale shows ratios.")
@@ -66,7 +66,7 @@ def at_initialisation() -> None:
 def gradient_table(name: str):
     """(history, norms (layers, steps), layer labels, steps) of a run, or None with a message."""
     try:
-        hist = ui.load_run(name).history
+        hist = models.load_run(name).history
     except ValueError as err:
         st.error(str(err), icon=":material/error:")
         return None
@@ -87,14 +87,14 @@ def _default(runs: list[str], norm: str, fallback: int) -> int:
 
 def over_training() -> None:
     st.subheader("Over training")
-    runs = ui.run_names()
+    runs = models.run_names()
     if not runs:
         st.info("No runs yet. On the **Train** page, train one run with Pre-LN and one with Post-LN "
                 "(the LayerNorm switch), then compare them here.", icon=":material/model_training:")
         return
     cols = st.columns(2, gap="large")
     picked = {}
-    for col, key, norm, fallback in ((cols[0], ui.GRAD_RUN_A, "pre", 0), (cols[1], ui.GRAD_RUN_B, "post", 1)):
+    for col, key, norm, fallback in ((cols[0], state.GRAD_RUN_A, "pre", 0), (cols[1], state.GRAD_RUN_B, "post", 1)):
         if st.session_state.get(key) not in runs:  # a deleted run
             st.session_state.pop(key, None)
         with col:
@@ -105,17 +105,17 @@ def over_training() -> None:
         return
     logs = np.log10(np.clip(np.concatenate([t[1].ravel() for _, _, t in tables]), 1e-12, None))
     log_range = (float(np.floor(logs.min())), float(np.ceil(logs.max())))  # one colour scale for both
-    for col, key in zip(cols, (ui.GRAD_RUN_A, ui.GRAD_RUN_B)):
+    for col, key in zip(cols, (state.GRAD_RUN_A, state.GRAD_RUN_B)):
         name, table = picked[key]
         if table is not None:
             _, norms, labels, steps = table
             fig = figures.grad_norm_heatmap(norms, labels, steps, title=name, log_range=log_range)
             with col:
-                ui.chart(fig, key=f"chart_{key}")
+                widgets.chart(fig, key=f"chart_{key}")
     totals = {name: t[0] for _, name, t in tables}
     fig = figures.training_curves(totals, metrics=("grad_norm",), title="Total gradient norm (before clipping)",
                                   log_y=True)
-    ui.chart(fig, key="grad_total_chart")
+    widgets.chart(fig, key="grad_total_chart")
     st.caption("Both heatmaps share one colour scale, so a colour means the same norm in both runs. Look at "
                "the first steps, while the warmup is still raising the learning rate, and at how even each "
                "run keeps its layers.")

@@ -5,17 +5,17 @@ from pathlib import Path
 
 import streamlit as st
 
-from pages import PAGE_BLURBS, PAGE_SPECS, ui
+from ui import frame, menu, models, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
 def blurb(file: str) -> str:
-    """The page's line from PAGE_BLURBS, else the first line of its docstring."""
-    if file in PAGE_BLURBS:
-        return PAGE_BLURBS[file]
+    """The page's line from menu.BLURBS, else the first line of its docstring."""
+    if file in menu.BLURBS:
+        return menu.BLURBS[file]
     try:
         doc = ast.get_docstring(ast.parse((ROOT / file).read_text(encoding="utf-8"))) or ""
     except (OSError, SyntaxError):
@@ -31,18 +31,18 @@ st.markdown(
     "then look at the attention heads that learned to do it, layer by layer."
 )
 
-sel = ui.selected_model()
+sel = models.selected_model()
 st.subheader("The selected model")
 st.caption(f"{sel.label} — choose another in the sidebar. Every page looks inside this one.")
-facts = ui.model_facts(sel.config, sel.task)
+facts = widgets.model_facts(sel.config, sel.task)
 row = st.container(horizontal=True, gap="small")
 for label, value in facts.items():
     row.metric(label, value, border=True, width="content")
 
 st.subheader("Pages")
-for file, title, _, icon in PAGE_SPECS:
-    if file == "pages/home.py":
+for page in menu.PAGES:
+    if page == menu.HOME:
         continue
     left, right = st.columns([1, 3], vertical_alignment="center")
-    left.page_link(file, label=title, icon=icon)
-    right.markdown(blurb(file))
+    left.page_link(page.file, label=page.title, icon=page.icon)
+    right.markdown(blurb(page.file))

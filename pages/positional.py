@@ -6,9 +6,9 @@ import torch
 
 from explorer import figures
 from explorer.positional import LearnedEncoding, rope_angles, rope_rotate, sinusoidal_table
-from pages import ui
+from ui import frame, links, model_config, models, state, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 STARTS = (0, 10, 30, 60)   # absolute positions whose curves should coincide
 MAX_OFFSET = 40
@@ -60,16 +60,16 @@ LEGEND_ABOVE = dict(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, 
 def controls() -> tuple[str, int, int, float]:
     with st.container(border=True):
         a, b, c, d = st.columns([4, 2, 2, 3])
-        kind = a.radio("Encoding", ("sinusoidal", "learned", "rope", "none"), format_func=ui.PE_LABELS.get,
-                       horizontal=True, key=ui.PE_TYPE, **ui.SHARED)
+        kind = a.radio("Encoding", ("sinusoidal", "learned", "rope", "none"), format_func=model_config.PE_LABELS.get,
+                       horizontal=True, key=state.PE_TYPE, **links.SHARED)
         fixed = kind in ("learned", "none")  # the learned table comes from the model; "none" has nothing
-        d_model = b.number_input("d_model", *ui.PAGE_NUMBERS[ui.PE_D_MODEL], key=ui.PE_D_MODEL, **ui.SHARED,
-                                 disabled=fixed,
+        d_model = b.number_input("d_model", *state.PAGE_NUMBERS[state.PE_D_MODEL], key=state.PE_D_MODEL,
+                                 **links.SHARED, disabled=fixed,
                                  help="Odd widths are allowed for sinusoids: the last sine has no cosine partner.")
-        n_pos = c.number_input("Positions", *ui.PAGE_NUMBERS[ui.PE_POSITIONS], key=ui.PE_POSITIONS, **ui.SHARED,
-                               disabled=fixed)
+        n_pos = c.number_input("Positions", *state.PAGE_NUMBERS[state.PE_POSITIONS], key=state.PE_POSITIONS,
+                               **links.SHARED, disabled=fixed)
         base = d.select_slider("Base", (10, 100, 1_000, 10_000, 100_000, 1_000_000), 10_000,
-                               key=ui.PE_BASE, **ui.SHARED, disabled=fixed,
+                               key=state.PE_BASE, **links.SHARED, disabled=fixed,
                                help="Sets the slowest wavelength (2π × base); 10,000 in the paper.")
     return kind, int(d_model), int(n_pos), float(base)
 
@@ -78,17 +78,17 @@ def show_sinusoidal(d_model: int, n_pos: int, base: float) -> None:
     table = sinusoids(n_pos, d_model, base)
     left, right = st.columns(2, gap="large")
     with left:
-        ui.chart(figures.pe_heatmap(table, title=f"Sinusoidal PE: {n_pos} positions × {d_model} dimensions"))
+        widgets.chart(figures.pe_heatmap(table, title=f"Sinusoidal PE: {n_pos} positions × {d_model} dimensions"))
         st.caption("Each column is a wave: the first dimensions flip quickly, the last ones barely move. "
                    "Read a row to get one position's fingerprint; no two rows are alike.")
     with right:
-        ui.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                            zmin=-1, zmax=1, layout=SQUARE))
+        widgets.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                                 zmin=-1, zmax=1, layout=SQUARE))
         st.caption("Neighbouring positions look alike (the dark band along the diagonal) and similarity fades "
                    "with distance: nearness in the sequence becomes nearness in vector space.")
     fig = figures.line_chart(offset_dots(d_model, base), title="PE(pos) · PE(pos + k) against the offset k",
                              x_title="offset k", y_title="dot product", layout=LEGEND_ABOVE, dashed=True)
-    ui.chart(fig)
+    widgets.chart(fig)
     note = (" With an odd d_model the last sine has no cosine partner, so the curves part slightly."
             if d_model % 2 else "")
     st.caption("The curves for different starting positions lie on top of each other: the dot product "
@@ -102,49 +102,50 @@ def show_rope(d_model: int, n_pos: int, base: float) -> None:
         return
     left, right = st.columns(2, gap="large")
     with left:
-        ui.chart(figures.pe_heatmap(rope_table(n_pos, d_model, base),
-                                    title="RoPE: cos and sin of each rotation angle"))
+        widgets.chart(figures.pe_heatmap(rope_table(n_pos, d_model, base),
+                                         title="RoPE: cos and sin of each rotation angle"))
         st.caption("RoPE adds nothing to the embeddings. Inside attention it turns each pair of query and key "
                    "dimensions by position × frequency; these are the cosines and sines of those angles.")
     scores = rope_scores(d_model, base, max(STARTS) + MAX_OFFSET + 1)  # (P, P)
     shown = min(n_pos, 64)
     with right:
-        ui.chart(figures.similarity_heatmap(scores[:shown, :shown], title="q·k after rotation: query at m, key at n",
-                                            layout=SQUARE))
+        widgets.chart(figures.similarity_heatmap(scores[:shown, :shown],
+                                                 title="q·k after rotation: query at m, key at n", layout=SQUARE))
         st.caption("One random query and key, placed at every pair of positions. Each diagonal has a "
                    "single colour: the score depends only on n − m.")
     offsets = np.arange(MAX_OFFSET + 1)
     curves = {f"query at {m}": (offsets.tolist(), scores[m, m + offsets].tolist()) for m in STARTS}
-    ui.chart(figures.line_chart(curves, title="q·k against the relative distance n − m",
-                                x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE, dashed=True))
+    widgets.chart(figures.line_chart(curves, title="q·k against the relative distance n − m",
+                                     x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE,
+                                     dashed=True))
     st.caption("Moving both tokens along the sequence leaves the curve unchanged: RoPE encodes relative "
                "position directly in the attention score.")
 
 
 def show_learned() -> None:
-    sel = ui.selected_model()
+    sel = models.selected_model()
     stacks = [getattr(sel.model, name, None) for name in ("encoder", "decoder")]
     tables = [(n, s.pos.table().numpy()) for n, s in zip(("encoder", "decoder"), stacks)
               if s is not None and isinstance(s.pos, LearnedEncoding)]
     if not tables:
-        st.info(f"The selected model ({sel.label}) uses {ui.PE_LABELS[sel.config.pos_encoding].lower()} "
+        st.info(f"The selected model ({sel.label}) uses {model_config.PE_LABELS[sel.config.pos_encoding].lower()} "
                 "positions, so it has no table to show. Set *Positional encoding* to *Learned* on the "
                 "Architecture page (or pick a run trained with it) and come back.", icon=":material/info:")
         return
     names = [n for n, _ in tables]
-    name = names[0] if len(names) == 1 else st.radio("Stack", names, horizontal=True, key=ui.PE_STACK)
+    name = names[0] if len(names) == 1 else st.radio("Stack", names, horizontal=True, key=state.PE_STACK)
     table = dict(tables)[name]
-    state = "random, untrained" if sel.source == "untrained" else "trained"
+    trained = "random, untrained" if sel.source == "untrained" else "trained"
     left, right = st.columns(2, gap="large")
     with left:
-        fig = figures.pe_heatmap(table, title=f"Learned {name} positions ({state})")
+        fig = figures.pe_heatmap(table, title=f"Learned {name} positions ({trained})")
         m = float(np.abs(table).max()) or 1.0
-        ui.chart(fig.update_traces(zmin=-m, zmax=m))
+        widgets.chart(fig.update_traces(zmin=-m, zmax=m))
         st.caption(f"The table of {sel.label}: one trainable vector per position, up to max_len and no "
                    "further. Only training gives these rows an order; before it they are noise.")
     with right:
-        ui.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                            zmin=-1, zmax=1, layout=SQUARE))
+        widgets.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                                 zmin=-1, zmax=1, layout=SQUARE))
         st.caption("After training on an order-sensitive task, neighbouring positions usually end up "
                    "similar, as with the sinusoids; untrained, only the diagonal stands out.")
 

@@ -7,10 +7,9 @@ import streamlit as st
 
 from explorer import figures, runs
 from explorer.tasks import TASK_PRESETS
-from pages import training_ui as tu
-from pages import ui
+from ui import frame, model_config, models, saved_runs, state, train_view, training_job, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
 METRICS = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "train accuracy",
@@ -24,7 +23,7 @@ class Run:
     where: str                   # "disk", "session" or "both"
     config: dict                 # {"task": {...}, "model": {...}, "train": {...}}
     info: runs.RunInfo | None    # None for a run that lives in this session only
-    session: ui.SelectedModel | None
+    session: models.SelectedModel | None
 
 
 def preset_of(task: dict) -> str:
@@ -36,7 +35,7 @@ def preset_of(task: dict) -> str:
 
 def collect() -> list[Run]:
     """Runs on disk (newest first), then runs that live in this session only."""
-    session = st.session_state.get(ui.SESSION_RUNS, {})
+    session = st.session_state.get(models.SESSION_RUNS, {})
     out = [Run(i.name, "both" if i.name in session else "disk", {"task": i.task, "model": i.model, "train": i.train},
                i, session.get(i.name)) for i in runs.list_runs()]
     on_disk = {r.name for r in out}
@@ -66,8 +65,9 @@ def table_row(run: Run) -> dict:
     m, t, i = run.config["model"], run.config["train"], run.info
     layers = {"encoder": f"{m['n_encoder_layers']}", "decoder": f"{m['n_decoder_layers']}"}.get(
         m["arch"], f"{m['n_encoder_layers']}+{m['n_decoder_layers']}")
-    model = (f"d{m['d_model']} · {m['n_heads']} heads · {layers} layers · {ui.NORM_LABELS.get(m['norm'], m['norm'])} · "
-             f"{ui.PE_LABELS.get(m['pos_encoding'], '?')}")
+    norm = model_config.NORM_LABELS.get(m["norm"], m["norm"])
+    model = (f"d{m['d_model']} · {m['n_heads']} heads · {layers} layers · {norm} · "
+             f"{model_config.PE_LABELS.get(m['pos_encoding'], '?')}")
     final = i.final if i is not None else {}
     return {"Run": run.name, "Task": preset_of(run.config["task"]), "Model": model,
             "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
@@ -80,13 +80,13 @@ def table_row(run: Run) -> dict:
 def show_table(all_runs: list[Run]):
     col = st.column_config
     table = pd.DataFrame([table_row(r) for r in all_runs])
-    return st.dataframe(table, key=ui.RUNS_TABLE, on_select="rerun", selection_mode="multi-row", hide_index=True,
+    return st.dataframe(table, key=state.RUNS_TABLE, on_select="rerun", selection_mode="multi-row", hide_index=True,
                         width="stretch", column_config={
                             "Run": col.TextColumn(width="medium"), "Model": col.TextColumn(width="medium"),
                             "lr": col.NumberColumn(format="%.0e"), "Loss": col.NumberColumn(format="%.3f"),
                             "Val loss": col.NumberColumn(format="%.3f"),
                             "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent",
-                                                        help="Validation exact match at the last evaluation"),
+                                                           help="Validation exact match at the last evaluation"),
                             "Created": col.TextColumn(help="UTC")})
 
 
@@ -99,7 +99,7 @@ def differences(chosen: list[Run]) -> None:
         with st.expander("This run's settings"):
             st.dataframe(df, width="stretch", column_config=config)
         return
-    if st.toggle("Only the settings that differ", value=True, key=ui.RUNS_ONLY_DIFF):
+    if st.toggle("Only the settings that differ", value=True, key=state.RUNS_ONLY_DIFF):
         df = df[differ]
         if df.empty:
             st.caption("These runs share every setting.")
@@ -110,19 +110,19 @@ def differences(chosen: list[Run]) -> None:
 
 def compare(chosen: list[Run]) -> None:
     st.subheader("Compare")
-    frames = {r.name: tu.thin(history(r)).rename(columns=METRICS) for r in chosen}
+    frames = {r.name: train_view.thin(history(r)).rename(columns=METRICS) for r in chosen}
     left, right = st.columns(2)
     with left:
         picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
-                                key=ui.RUNS_METRICS)
-        ui.chart(figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
-                                         title="Training curves", layout=dict(yaxis=dict(title=None))),
+                                key=state.RUNS_METRICS)
+        widgets.chart(figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
+                                              title="Training curves", layout=dict(yaxis=dict(title=None))),
                  key="runs_curves_chart")
     with right:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
-        ui.chart(figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
-                                         layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
+        widgets.chart(figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
+                                              layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
                  key="runs_exact_chart")
     st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)
@@ -131,9 +131,9 @@ def compare(chosen: list[Run]) -> None:
 def export(chosen: list[Run]) -> None:
     st.subheader("Export or delete")
     names = [r.name for r in chosen]
-    if st.session_state.get(ui.RUNS_EXPORT) not in names:
-        st.session_state.pop(ui.RUNS_EXPORT, None)
-    name = st.selectbox("Run", names, key=ui.RUNS_EXPORT)
+    if st.session_state.get(state.RUNS_EXPORT) not in names:
+        st.session_state.pop(state.RUNS_EXPORT, None)
+    name = st.selectbox("Run", names, key=state.RUNS_EXPORT)
     run = next(r for r in chosen if r.name == name)
     row = st.container(horizontal=True)
     hist = history(run)
@@ -142,30 +142,30 @@ def export(chosen: list[Run]) -> None:
                         disabled=hist.empty)
     if run.info is not None:
         path = run.info.path
-        row.download_button("Checkpoint (zip)", lambda: tu.run_archive(path), file_name=f"{name}.zip",
+        row.download_button("Checkpoint (zip)", lambda: saved_runs.run_archive(path), file_name=f"{name}.zip",
                             mime="application/zip", key="runs_zip", icon=":material/folder_zip:",
                             on_click="ignore", help="The run's folder: weights (safetensors), meta.json, metrics.")
     row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,))
 
 
 def ask_delete(name: str) -> None:
-    st.session_state[ui.RUNS_DELETE] = name
+    st.session_state[state.RUNS_DELETE] = name
 
 
 def do_delete(name: str) -> None:
-    st.session_state.pop(ui.RUNS_DELETE, None)
-    error = tu.delete_run(name)
+    st.session_state.pop(state.RUNS_DELETE, None)
+    error = saved_runs.delete_run(name)
     if error:
-        st.session_state[ui.RUNS_ERROR] = error
+        st.session_state[state.RUNS_ERROR] = error
     else:
         st.toast(f"Deleted run {name}.", icon=":material/delete:")
 
 
 def confirm_delete() -> None:
-    error = st.session_state.pop(ui.RUNS_ERROR, None)
+    error = st.session_state.pop(state.RUNS_ERROR, None)
     if error:
         st.error(error, icon=":material/error:")
-    name = st.session_state.get(ui.RUNS_DELETE)
+    name = st.session_state.get(state.RUNS_DELETE)
     if name is None:
         return
     with st.container(border=True):
@@ -173,7 +173,7 @@ def confirm_delete() -> None:
                    "be undone.", icon=":material/delete:")
         row = st.container(horizontal=True)
         row.button("Yes, delete", key="runs_delete_yes", type="primary", on_click=do_delete, args=(name,))
-        row.button("Cancel", key="runs_delete_no", on_click=lambda: st.session_state.pop(ui.RUNS_DELETE, None))
+        row.button("Cancel", key="runs_delete_no", on_click=lambda: st.session_state.pop(state.RUNS_DELETE, None))
 
 
 st.title("Runs")
@@ -181,7 +181,7 @@ st.markdown("Every run trained in this session or saved on disk. Tick rows to ov
             "see where their settings differ.")
 confirm_delete()
 all_runs = collect()
-job = tu.current_job()
+job = training_job.current_job()
 if job is not None and not job.ended:
     st.caption(f"Run **{job.name}** is training now; it appears here when it stops.")
 if not all_runs:

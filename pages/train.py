@@ -8,10 +8,9 @@ from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob, pool_counts
 from explorer.recipes import recommended
 from explorer.training import AttentionSnapshot
-from pages import training_ui as tu
-from pages import ui
+from ui import frame, links, model_config, models, slider_events, train_settings, train_view, training_job, widgets
 
-ui.require_app()  # a deep link on a fresh server: rerun through app.py
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 CURVES = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "train accuracy",
           "val_token_acc": "validation accuracy", "val_exact": "validation exact match"}
@@ -30,9 +29,9 @@ def apply_recipe(preset: str) -> None:
     """Button callback: the task's recommended model and training settings (explorer.recipes, measured
     in bench/). Settings the recipe leaves open go back to their defaults, so the run is the recipe."""
     overrides, train = recommended(preset)
-    for field in ui.CONFIG_FIELDS:
-        st.session_state[f"{ui.CFG}_{field}"] = overrides.get(field, ui.DEFAULTS[field])
-    for field, key in tu.SETTINGS.items():
+    for field in model_config.CONFIG_FIELDS:
+        st.session_state[f"{model_config.CFG}_{field}"] = overrides.get(field, model_config.DEFAULTS[field])
+    for field, key in train_settings.SETTINGS.items():
         if field != "threads":  # the machine's business, not the recipe's
             st.session_state[key] = getattr(train, field)
     st.toast(f"Loaded the recommended recipe for {preset}: {train.steps:,} steps at learning rate {train.lr:g}.",
@@ -46,30 +45,30 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
     ready = cfg is not None and train_cfg is not None
     refused = None
     if ready:
-        estimate, refused = tu.budget_text(cfg, train_cfg, task)
+        estimate, refused = train_settings.budget_text(cfg, train_cfg, task)
         st.caption(estimate)
     if refused:
         st.error(refused, icon=":material/block:")
     finished = job is not None and job.status == "finished"
     more = train_cfg.steps if train_cfg is not None else 0
-    offered = tu.offered_run(job) if job is not None else None
-    in_use = offered is not None and ui.selected_model().key == f"run:{offered}"
+    offered = training_job.offered_run(job) if job is not None else None
+    in_use = offered is not None and models.selected_model().key == f"run:{offered}"
     row = st.container(horizontal=True, vertical_alignment="center")
-    row.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=tu.on_train,
+    row.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=training_job.on_train,
                disabled=active or not ready or refused is not None,
                help="Start a new run with the settings above, from fresh weights.")
-    row.button("Stop", key="train_stop", icon=":material/stop:", on_click=tu.on_stop, disabled=not active,
+    row.button("Stop", key="train_stop", icon=":material/stop:", on_click=training_job.on_stop, disabled=not active,
                help="Stop after the current step; the weights and curves are kept and saved.")
     row.button(f"Train {more:,} more steps" if finished else "Resume", key="train_resume", icon=":material/resume:",
-               on_click=tu.on_resume, args=(more if finished else None,),
+               on_click=training_job.on_resume, args=(more if finished else None,),
                disabled=job is None or job.status not in ("stopped", "finished") or (finished and not more),
                help="Continue this run from where it stopped, with its own settings.")
     row.button("In use on every page" if in_use else "Use this model", key="train_use", icon=":material/check:",
-               on_click=ui.select_run, args=(offered,), disabled=offered is None or in_use,
+               on_click=models.select_run, args=(offered,), disabled=offered is None or in_use,
                help="Select this run in the sidebar, so every page looks inside it.")
     running, waiting = pool_counts()
     row.caption(f"Server: {running} training, {waiting} waiting")
-    error = tu.take_error()
+    error = training_job.take_error()
     if error:
         st.error(error, icon=":material/error:")
     if job is not None and cfg is not None and (job.model.cfg != cfg or job.task.cfg != task.cfg):
@@ -87,7 +86,7 @@ def status(job: TrainingJob) -> None:
                 "the run starts by itself when one frees up (Stop leaves the queue).",
                 icon=":material/hourglass_top:")
     elif state == "running":
-        st.progress(job.progress().fraction, text=tu.progress_text(job))
+        st.progress(job.progress().fraction, text=training_job.progress_text(job))
     elif state == "finished":
         st.success(f"{message}.", icon=":material/check_circle:")
     elif state == "stopped":
@@ -114,16 +113,16 @@ def numbers(job: TrainingJob, hist) -> None:
 
 
 def curves(job: TrainingJob, hist) -> None:
-    shown = tu.thin(hist).rename(columns=CURVES)
+    shown = train_view.thin(hist).rename(columns=CURVES)
     left, right = st.columns(2)
     with left:
-        ui.chart(figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss",
-                                         layout=dict(yaxis=dict(title="cross-entropy (nats)"))),
+        widgets.chart(figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss",
+                                              layout=dict(yaxis=dict(title="cross-entropy (nats)"))),
                  key="train_loss_chart")
     with right:
         metrics = [CURVES[m] for m in ACCURACY[job.task.kind]]
-        ui.chart(figures.training_curves(shown, metrics=metrics, title="Accuracy",
-                                         layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
+        widgets.chart(figures.training_curves(shown, metrics=metrics, title="Accuracy",
+                                              layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
                  key="train_acc_chart")
 
 
@@ -141,17 +140,17 @@ def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, in
     n_layers, n_heads = last.pattern.shape[:2]
     stack = STACK[last.kind]
     options = [BEST_HEAD] + [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
-    if st.session_state.get(ui.TRAIN_HEAD, BEST_HEAD) not in options:  # a new run may have fewer heads
-        st.session_state.pop(ui.TRAIN_HEAD, None)
+    if st.session_state.get(train_view.TRAIN_HEAD, BEST_HEAD) not in options:  # a new run may have fewer heads
+        st.session_state.pop(train_view.TRAIN_HEAD, None)
 
     def name(option):  # fixed labels: a selectbox whose labels change between reruns loses its value
         return "Best match (follows the run)" if option == BEST_HEAD else f"{stack} {option[0]} · head {option[1]}"
 
-    picked = st.selectbox("Layer and head", options, format_func=name, key=ui.TRAIN_HEAD,
+    picked = st.selectbox("Layer and head", options, format_func=name, key=train_view.TRAIN_HEAD,
                           help="Best match: the head whose attention is closest to what the task needs "
                                "(or the most focused one when the task expects nothing).")
     if picked in (None, BEST_HEAD):  # None: the box was cleared
-        return tu.best_head(last.pattern, expected(job, last))
+        return train_view.best_head(last.pattern, expected(job, last))
     return picked
 
 
@@ -162,11 +161,11 @@ def attention(job: TrainingJob) -> None:
         return
     layer, head = pick_head(snaps, job)
     lapse = snaps if job.ended and len(snaps) > 1 else snaps[-1:]  # a run that ended replays its snapshots
-    fig = tu.reuse_figure("attention", (job, snaps[-1].step, layer, head, len(lapse)),
-                          lambda: heatmap(job, lapse, layer, head))
-    ui.chart(fig, key=ui.TRAIN_ATTENTION)
+    fig = train_view.reuse_figure("attention", (job, snaps[-1].step, layer, head, len(lapse)),
+                                  lambda: heatmap(job, lapse, layer, head))
+    widgets.chart(fig, key=train_view.TRAIN_ATTENTION)
     if len(lapse) > 1:
-        ui.on_slider(ui.TRAIN_ATTENTION)  # the arrow keys; nothing else on the page depends on the frame
+        slider_events.on_slider(train_view.TRAIN_ATTENTION)  # the arrow keys; nothing else here needs the frame
         st.caption("Time-lapse: press Play, or slide along the top (or click the chart and press ← →), to "
                    "replay the snapshots recorded while the model trained.")
 
@@ -186,7 +185,7 @@ def gradients(hist) -> None:
     if not steps:
         return
     fig = figures.grad_norm_heatmap(norms, labels, steps, title="Gradient norm per layer")
-    ui.chart(fig, key="train_grad_chart")
+    widgets.chart(fig, key="train_grad_chart")
     st.caption("Each column is one step; brighter = larger gradient on that layer's weights (log scale).")
 
 
@@ -201,8 +200,7 @@ def live_numbers(job: TrainingJob) -> None:
 def live_curves(job: TrainingJob) -> None:
     """The curves students watch grow. A redrawn Plotly chart costs the server tens of milliseconds
     of Python (taken from the training thread: one GIL) and the browser a full re-layout, so charts
-    refresh once a second, not a few times a second like the numbers (every 2 s until each chart was drawn
-    once instead of twice: at 1 s the Train page kept 92% of headless speed against 96%, bench/README.md)."""
+    refresh once a second, not a few times a second like the numbers (bench/README.md, "Session 10")."""
     hist = job.history_frame()
     if not hist.empty:
         curves(job, hist)
@@ -231,24 +229,24 @@ with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
     top = st.columns([2, 1.4, 2.6], vertical_alignment="bottom")  # the button's label fits at 1440 px
     with top[0]:
-        task = ui.task_picker()
-    preset = ui.state_value(ui.TASK, ui.DEFAULT_TASK)
+        task = widgets.task_picker()
+    preset = links.state_value(model_config.TASK, model_config.DEFAULT_TASK)
     top[1].button("Recommended recipe", key="train_recipe", icon=":material/auto_fix_high:", on_click=apply_recipe,
                   args=(preset,), help="A model size and training settings measured to learn this task fast on "
                                        "one CPU core (see bench/README.md).")
-    top[2].caption(f"{ui.task_blurb(preset).capitalize()} · {ui.ARCH_LABELS[task.model_config().arch]} · "
+    top[2].caption(f"{widgets.task_blurb(preset).capitalize()} · {widgets.ARCH_LABELS[task.model_config().arch]} · "
                    f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens")
-    cfg, _ = ui.config_widgets(ui.CFG, task)
+    cfg, _ = widgets.config_widgets(model_config.CFG, task)
 with st.container(border=True):
     st.markdown("**Training**")
-    train_cfg, _ = tu.settings_widgets()
+    train_cfg, _ = train_settings.settings_widgets()
 
-job = tu.current_job()
+job = training_job.current_job()
 controls(cfg, task, train_cfg, job)
 if job is None:
     st.info("No run yet in this session. Press **Train**: the default model learns to reverse digits in "
             "about half a minute.", icon=":material/model_training:")
 else:
-    tu.poll(job, live_numbers)
-    tu.poll(job, live_curves, tu.CHART_POLL_S)
-    tu.poll(job, live_inside, tu.INSIDE_POLL_S)
+    training_job.poll(job, live_numbers)
+    training_job.poll(job, live_curves, training_job.CHART_POLL_S)
+    training_job.poll(job, live_inside, training_job.INSIDE_POLL_S)

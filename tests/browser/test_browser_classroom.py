@@ -18,14 +18,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_browser import (
+from tests.browser.test_browser import (
     SHOTS,
     WIDTH,
     _fit_viewport,
     _wait_rendered,
     streamlit_server,
 )
-from tests.test_browser_training import LAST_STEP, assert_no_exception, press
+from tests.browser.test_browser_training import LAST_STEP, assert_no_exception, press
 
 pytestmark = pytest.mark.browser
 
@@ -48,7 +48,7 @@ REGISTERED = ("[data-testid=stAlertContentInfo]:has-text('Waiting: position'), [
 
 
 def run_name(seed: int) -> str:
-    return f"reversal-fast-preLN-d16-seed{seed}"  # pages.training_ui.run_name for the default task
+    return f"reversal-fast-preLN-d16-seed{seed}"  # ui.training_job.run_name for the default task
 
 
 # ------------------------------------------------------------------------------- the server's process

@@ -15,22 +15,11 @@ from explorer.model import build_model
 from explorer.runs import save_run
 from explorer.tasks import make_task
 from explorer.training import TrainConfig
-from pages import PAGE_SPECS, ui
-from pages.sources import load_pretrained
+from ui import menu, model_config, models, state
 
-ROOT = Path(__file__).resolve().parent.parent
-SHIPPED = checkpoints.PRETRAINED_DIR  # before the fixture below points it at an empty folder
-PAGES = [spec[0] for spec in PAGE_SPECS]
-
-
-@pytest.fixture(autouse=True)
-def runs_dir(tmp_path, monkeypatch) -> Path:
-    """Fresh folders for runs and shipped models, so the sidebar's default (untrained) and its
-    lists do not depend on what the developer has trained or the repository ships."""
-    path = tmp_path / "runs"
-    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(path))
-    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", tmp_path / "pretrained")
-    return path
+ROOT = Path(__file__).resolve().parents[2]
+SHIPPED = checkpoints.PRETRAINED_DIR  # before the runs_dir fixture (tests/app/conftest.py) empties it
+PAGES = [page.file for page in menu.PAGES]
 
 
 def open_app(page: str | None = None, query: dict | None = None, state: dict | None = None) -> AppTest:
@@ -70,24 +59,24 @@ def metrics(at: AppTest) -> dict[str, str]:
 def test_page_runs_by_default(page):
     at = open_app(page)
     assert at.title, f"{page} has no title"
-    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"  # app.py's sidebar ran on this page too
+    assert at.sidebar.radio(key=models.SOURCE).value == "untrained"  # app.py's sidebar ran on this page too
     assert any("d_model 64" in c.value for c in at.sidebar.caption)
 
 
 def test_home_shows_the_selected_model_and_links_every_page():
     at = open_app()
     facts = metrics(at)
-    cfg = make_task(ui.DEFAULT_TASK).model_config(ModelConfig())
+    cfg = make_task(model_config.DEFAULT_TASK).model_config(ModelConfig())
     assert facts["d_model"] == "64" and facts["Layers"] == "2 + 2" and facts["Norm"] == "Pre-LN"
     assert facts["Parameters"] == human(param_count(cfg)["total"])
     linked = {link.proto.page for link in at.get("page_link")}
-    assert len(linked) == len(PAGE_SPECS) - 1
+    assert len(linked) == len(menu.PAGES) - 1
 
 
 # --------------------------------------------------------------------------------- architecture
 def test_architecture_default_figures_match_the_config():
     at = open_app("pages/architecture.py")
-    cfg, err = ui.build_config(ui.DEFAULTS, make_task(ui.DEFAULT_TASK))
+    cfg, err = model_config.build_config(model_config.DEFAULTS, make_task(model_config.DEFAULT_TASK))
     assert err is None
     bars = next(f for f in figures(at) if f["data"][0]["type"] == "bar")
     assert array(bars["data"][0]["x"]).sum() == param_count(cfg)["total"]
@@ -125,7 +114,7 @@ def test_architecture_diagram_follows_the_widgets(key, value, shape_name):
 
 def test_vector_task_fixes_d_model():
     at = open_app("pages/architecture.py")
-    at.selectbox(key=ui.TASK).set_value("order-vectors").run()
+    at.selectbox(key=model_config.TASK).set_value("order-vectors").run()
     assert_ok(at)
     assert not at.error
     diagram = next(f for f in figures(at) if "shapes" in f["layout"])
@@ -138,7 +127,7 @@ def test_config_survives_page_switches_and_drives_the_untrained_model():
     at.number_input(key="cfg_d_model").set_value(128).run()
     at.switch_page("pages/home.py").run()
     assert metrics(at)["d_model"] == "128"
-    assert at.session_state[ui.SELECTED].model.cfg.d_model == 128
+    assert at.session_state[models.SELECTED].model.cfg.d_model == 128
     at.switch_page("pages/architecture.py").run()
     assert at.number_input(key="cfg_d_model").value == 128
 
@@ -151,7 +140,7 @@ def test_config_from_the_url():
     at.switch_page("pages/architecture.py").run()
     assert_ok(at)
     assert at.number_input(key="cfg_d_model").value == 32 and at.radio(key="cfg_norm").value == "post"
-    assert at.selectbox(key=ui.TASK).value == "sort"
+    assert at.selectbox(key=model_config.TASK).value == "sort"
 
 
 # ------------------------------------------------------------------------------------ positional
@@ -166,33 +155,33 @@ def test_positional_default_is_the_chapter_exercise():
 
 def test_positional_rope_scores_depend_on_relative_distance_only():
     at = open_app("pages/positional.py")
-    at.radio(key=ui.PE_TYPE).set_value("rope").run()
+    at.radio(key=state.PE_TYPE).set_value("rope").run()
     assert_ok(at)
     _, scores, lines = figures(at)
     z = array(scores["data"][0]["z"])
     assert np.allclose(np.diagonal(z, 3), np.diagonal(z, 3)[0], atol=1e-4)
     ys = [array(t["y"]) for t in lines["data"]]
     assert len(ys) >= 3 and all(np.allclose(y, ys[0], atol=1e-4) for y in ys)
-    at.number_input(key=ui.PE_D_MODEL).set_value(63).run()
+    at.number_input(key=state.PE_D_MODEL).set_value(63).run()
     assert_ok(at)
     assert any("even" in e.value for e in at.error) and not figures(at)
 
 
 def test_positional_none_says_there_is_nothing_to_show():
     at = open_app("pages/positional.py")
-    at.radio(key=ui.PE_TYPE).set_value("none").run()
+    at.radio(key=state.PE_TYPE).set_value("none").run()
     assert_ok(at)
     assert not figures(at) and any("Nothing to show" in i.value for i in at.info)
 
 
 def test_positional_learned_shows_the_selected_models_table():
     at = open_app("pages/positional.py")
-    at.radio(key=ui.PE_TYPE).set_value("learned").run()
+    at.radio(key=state.PE_TYPE).set_value("learned").run()
     assert not figures(at) and at.info  # the default model uses sinusoids: nothing learned to show
     at = open_app("pages/positional.py", state={"cfg_pos_encoding": "learned"})
-    at.radio(key=ui.PE_TYPE).set_value("learned").run()
+    at.radio(key=state.PE_TYPE).set_value("learned").run()
     assert_ok(at)
-    model = at.session_state[ui.SELECTED].model
+    model = at.session_state[models.SELECTED].model
     z = array(figures(at)[0]["data"][0]["z"])
     assert np.allclose(z, model.encoder.pos.weight.detach().numpy())
 
@@ -202,16 +191,16 @@ def test_runs_on_disk_and_in_the_session_appear_in_the_sidebar(runs_dir):
     task = make_task("order")
     cfg = task.model_config(ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, d_ff=64))
     save_run("disk-run", build_model(cfg, seed=0), task.cfg, TrainConfig(steps=1), [])
-    session = ui.SelectedModel(build_model(cfg.replace(d_model=16), seed=0), cfg.replace(d_model=16), task,
+    session = models.SelectedModel(build_model(cfg.replace(d_model=16), seed=0), cfg.replace(d_model=16), task,
                                "session-run", "run", "run:session-run")
-    at = open_app(state={ui.SESSION_RUNS: {"session-run": session}})
-    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"
-    at.session_state["_pending_selection"] = ("run", "session-run")  # what ui.select_run() leaves
+    at = open_app(state={models.SESSION_RUNS: {"session-run": session}})
+    assert at.sidebar.radio(key=models.SOURCE).value == "untrained"
+    at.session_state["_pending_selection"] = ("run", "session-run")  # what models.select_run() leaves
     at.run()
-    assert at.sidebar.radio(key=ui.SOURCE).value == "run"
-    assert at.sidebar.selectbox(key=ui.RUN).options == ["session-run", "disk-run"]
+    assert at.sidebar.radio(key=models.SOURCE).value == "run"
+    assert at.sidebar.selectbox(key=models.RUN).options == ["session-run", "disk-run"]
     assert metrics(at)["d_model"] == "16"
-    at.sidebar.selectbox(key=ui.RUN).set_value("disk-run").run()
+    at.sidebar.selectbox(key=models.RUN).set_value("disk-run").run()
     assert_ok(at)
     assert metrics(at)["d_model"] == "32" and metrics(at)["Architecture"] == "Encoder classifier"
 
@@ -221,7 +210,7 @@ def test_a_broken_run_shows_a_message_not_a_traceback(runs_dir):
     cfg = task.model_config(ModelConfig(d_model=32, n_heads=2, n_encoder_layers=1, d_ff=64))
     info = save_run("broken", build_model(cfg, seed=0), task.cfg, TrainConfig(steps=1), [])
     (info.path / "model.safetensors").write_bytes(b"not a safetensors file")
-    at = open_app(query={ui.SOURCE: "Trained run"})
+    at = open_app(query={models.SOURCE: "Trained run"})
     assert_ok(at)
     assert any("broken" in e.value for e in at.sidebar.error)
     assert metrics(at)["d_model"] == "64"  # fell back to the untrained model
@@ -236,7 +225,7 @@ def test_shipped_models_are_the_default_source(tmp_path):
                             "description": "A one-layer model that copies its input."}]}
     (tmp_path / "pretrained" / "manifest.json").write_text(json.dumps(manifest))
     at = open_app()
-    assert at.sidebar.radio(key=ui.SOURCE).value == "pretrained"
+    assert at.sidebar.radio(key=models.SOURCE).value == "pretrained"
     assert metrics(at)["d_model"] == "32" and metrics(at)["Task"] == "copy"
     assert any("copies its input" in c.value for c in at.sidebar.caption)
 
@@ -245,7 +234,7 @@ def test_every_shipped_model_loads_with_its_task(monkeypatch):
     """The repository's own pretrained/ folder: each entry loads and fits the task it names."""
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
     for entry in checkpoints.pretrained_manifest():
-        sel = load_pretrained(entry["name"], entry)
+        sel = models.load_pretrained(entry["name"], entry)
         sel.task.check(sel.config)
         assert sel.source == "pretrained" and not sel.model.training
 
@@ -255,4 +244,4 @@ def test_a_broken_manifest_shows_a_message_not_a_traceback(tmp_path):
     (tmp_path / "pretrained" / "manifest.json").write_text("{not json")
     at = open_app()
     assert any("shipped models" in e.value for e in at.sidebar.error)
-    assert at.sidebar.radio(key=ui.SOURCE).value == "untrained"
+    assert at.sidebar.radio(key=models.SOURCE).value == "untrained"

@@ -120,7 +120,7 @@ def test_rebuilding_reproduces_the_shipped_weights_bit_for_bit(tmp_path, monkeyp
         pytest.skip(f"shipped models were built with torch {shipped['built_with']['torch']}")
     env = dict(os.environ, ATEN_CPU_CAPABILITY=shipped["built_with"]["cpu_capability"].lower())
     done = subprocess.run([sys.executable, "-m", "explorer", "pretrain", name, "--out", str(tmp_path)],
-                          env=env, cwd=Path(__file__).resolve().parents[1], capture_output=True, text=True,
+                          env=env, cwd=Path(__file__).resolve().parents[2], capture_output=True, text=True,
                           timeout=600)
     assert done.returncode == 0, done.stderr
     err = done.stderr

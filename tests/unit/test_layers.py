@@ -4,7 +4,7 @@ import pathlib
 import subprocess
 import sys
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 SOURCES = sorted((ROOT / "explorer").rglob("*.py"))  # subpackages too, e.g. explorer/tasks/
 
 

@@ -24,13 +24,12 @@ from explorer.model import build_model
 from explorer.recipes import recommended
 from explorer.tasks import make_task
 from explorer.training import TrainConfig, train_steps
-from pages import training_ui as tu
-from pages import ui
-from tests.test_app import array, assert_ok, figures, open_app, runs_dir  # noqa: F401 (autouse fixture)
+from tests.app.test_app import array, assert_ok, figures, open_app
+from ui import model_config, models, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
 TINY = {"cfg_d_model": 16, "cfg_n_heads": 2, "cfg_d_ff": 32, "cfg_n_encoder_layers": 1, "cfg_n_decoder_layers": 1,
-        ui.TRAIN_BATCH: 16, ui.TRAIN_WARMUP: 5}
+        train_settings.TRAIN_BATCH: 16, train_settings.TRAIN_WARMUP: 5}
 
 
 @pytest.fixture
@@ -54,7 +53,7 @@ def jobs(monkeypatch):
 
 
 def open_train(steps: int, **state):
-    return open_app(TRAIN, state={**TINY, ui.TRAIN_STEPS: steps, **state})
+    return open_app(TRAIN, state={**TINY, train_settings.TRAIN_STEPS: steps, **state})
 
 
 def poll_until(at, done, timeout: float = 90.0):
@@ -79,7 +78,7 @@ def trace(fig: dict, name: str) -> dict:
 
 
 def job_of(at) -> TrainingJob:
-    return at.session_state[ui.JOB]
+    return at.session_state[training_job.JOB]
 
 
 def click(at, key: str):
@@ -108,8 +107,8 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
     # time-lapse: the chart's own slider holds every recorded snapshot of the head that learned best
     snaps = job.snapshots()
     expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
-    layer, head = tu.best_head(snaps[-1].pattern, expected)  # the default view: the head that learned best
-    shown = chart(at, ui.TRAIN_ATTENTION)
+    layer, head = train_view.best_head(snaps[-1].pattern, expected)  # the default view: the head that learned best
+    shown = chart(at, train_view.TRAIN_ATTENTION)
     assert f"dec {layer} · head {head} · step {snaps[-1].step}" in shown["layout"]["title"]["text"]
     assert np.allclose(array(shown["data"][0]["z"]), snaps[-1].pattern[layer, head], atol=1e-6)
     slider = shown["layout"]["sliders"][0]
@@ -121,9 +120,9 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
 
     name = job.run_name
     click(at, "train_use")
-    assert at.sidebar.radio(key=ui.SOURCE).value == "run" and at.sidebar.selectbox(key=ui.RUN).value == name
+    assert at.sidebar.radio(key=models.SOURCE).value == "run" and at.sidebar.selectbox(key=models.RUN).value == name
     assert at.button(key="train_use").disabled and "In use" in at.button(key="train_use").label
-    sel = at.session_state[ui.SELECTED]
+    sel = at.session_state[models.SELECTED]
     assert sel.model is not job.model  # a copy: Resume trains the job's own model in place
     assert all(torch.equal(a, b) for a, b in zip(sel.model.state_dict().values(), job.model.state_dict().values()))
 
@@ -134,8 +133,8 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
     assert table["Saved"].iloc[0] == "disk + session"
     at.switch_page(GRADIENTS).run()
     assert_ok(at)
-    assert at.selectbox(key=ui.GRAD_RUN_A).value == name
-    assert array(chart(at, ui.GRAD_RUN_A)["data"][0]["z"]).shape == (2, 30)
+    assert at.selectbox(key=state.GRAD_RUN_A).value == name
+    assert array(chart(at, state.GRAD_RUN_A)["data"][0]["z"]).shape == (2, 30)
 
 
 def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
@@ -150,7 +149,7 @@ def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
     assert at.button(key="train_stop").disabled and not at.button(key="train_resume").disabled
     weights = [p.detach().clone() for p in job.model.parameters()]
     first_name = job.run_name
-    assert first_name in at.session_state[ui.SESSION_RUNS]  # a stopped run is offered too
+    assert first_name in at.session_state[models.SESSION_RUNS]  # a stopped run is offered too
 
     click(at, "train_resume")
     assert job_of(at) is job  # the same job, not a fresh one
@@ -162,7 +161,7 @@ def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
     assert len(steps) > stopped_at
     assert not all(torch.equal(w, p) for w, p in zip(weights, job.model.parameters()))
     # the second save replaced the first in the sidebar's list
-    session_runs = at.session_state[ui.SESSION_RUNS]
+    session_runs = at.session_state[models.SESSION_RUNS]
     assert job.run_name in session_runs and first_name not in session_runs
 
 
@@ -184,7 +183,7 @@ def test_switching_pages_keeps_training_and_the_sidebar_shows_it(jobs):
 
 def test_a_run_too_big_for_the_machine_is_refused_with_a_message(jobs):
     at = open_train(100_000, cfg_d_model=512, cfg_n_heads=8, cfg_d_ff=2048, cfg_n_encoder_layers=6,
-                    cfg_n_decoder_layers=6, **{ui.TRAIN_BATCH: 1024})
+                    cfg_n_decoder_layers=6, **{train_settings.TRAIN_BATCH: 1024})
     assert any("Too big for this machine" in e.value for e in at.error)
     assert at.button(key="train_start").disabled
     assert not jobs
@@ -203,11 +202,11 @@ def test_a_busy_server_queues_the_run_visibly_or_says_try_again(jobs, monkeypatc
     at.switch_page("pages/home.py").run()
     assert any("position 1" in m.value for m in at.sidebar.markdown)
 
-    monkeypatch.setattr(tu, "MAX_WAITING", 1)  # one waiting already: the next is told to retry
+    monkeypatch.setattr(training_job, "MAX_WAITING", 1)  # one waiting already: the next is told to retry
     other = open_train(50)
     click(other, "train_start")
     assert any("busy" in e.value and "Try again" in e.value for e in other.error)
-    assert ui.JOB not in other.session_state
+    assert training_job.JOB not in other.session_state
 
     blocker.stop()
     poll_until(at, lambda: job.status != "queued")
@@ -220,7 +219,7 @@ def test_divergence_stops_with_a_message_and_keeps_the_last_good_weights(jobs):
     with torch.no_grad():
         model.output_proj.bias.fill_(float("nan"))  # every logit NaN: the first loss is not finite
     job = TrainingJob(model, task, TrainConfig(steps=10, batch_size=4, eval_every=0))
-    at = open_train(10, **{ui.JOB: job})
+    at = open_train(10, **{training_job.JOB: job})
     job.start()
     poll_until(at, lambda: job.ended)
     assert job.status == "diverged"
@@ -233,11 +232,12 @@ def test_training_settings_come_from_a_shared_link():
                          "train_threads": "2", "cfg_norm": "Post-LN"})
     at.switch_page(TRAIN).run()
     assert_ok(at)
-    assert at.number_input(key=ui.TRAIN_STEPS).value == 120
-    assert at.number_input(key=ui.TRAIN_LR).value == pytest.approx(0.01)
-    assert at.selectbox(key=ui.TRAIN_SCHEDULE).value == "constant"
-    assert at.radio(key=ui.TRAIN_THREADS).value == 2 and at.radio(key="cfg_norm").value == "post"
-    cfg, err = tu.train_config({field: at.session_state[key] for field, key in tu.SETTINGS.items()})
+    assert at.number_input(key=train_settings.TRAIN_STEPS).value == 120
+    assert at.number_input(key=train_settings.TRAIN_LR).value == pytest.approx(0.01)
+    assert at.selectbox(key=train_settings.TRAIN_SCHEDULE).value == "constant"
+    assert at.radio(key=train_settings.TRAIN_THREADS).value == 2 and at.radio(key="cfg_norm").value == "post"
+    values = {field: at.session_state[key] for field, key in train_settings.SETTINGS.items()}
+    cfg, err = train_settings.train_config(values)
     assert err is None and cfg.steps == 120 and cfg.schedule == "constant" and cfg.threads == 2
 
 
@@ -248,9 +248,10 @@ def test_the_recommended_recipe_button_loads_the_tasks_model_and_settings(preset
     at.button(key="train_recipe").click().run()
     assert_ok(at)
     overrides, train = recommended(preset)
-    cfg = ModelConfig(**{f: at.session_state[f"cfg_{f}"] for f in ui.CONFIG_FIELDS})
+    cfg = ModelConfig(**{f: at.session_state[f"cfg_{f}"] for f in model_config.CONFIG_FIELDS})
     assert all(getattr(cfg, f) == v for f, v in overrides.items()) and cfg.norm == "pre"  # the rest: defaults
-    shown, err = tu.train_config({field: at.session_state[key] for field, key in tu.SETTINGS.items()})
+    values = {field: at.session_state[key] for field, key in train_settings.SETTINGS.items()}
+    shown, err = train_settings.train_config(values)
     assert err is None
     assert (shown.steps, shown.lr, shown.warmup, shown.batch_size) == (train.steps, train.lr, train.warmup,
                                                                       train.batch_size)
@@ -261,9 +262,9 @@ def test_best_head_is_the_one_on_the_expected_cells_else_the_most_focused():
     pattern = np.full((2, 3, 4, 4), 0.25)                                 # (L, H, Q, K), uniform
     pattern[1, 2] = np.eye(4)[::-1]                                       # layer 1, head 2: anti-diagonal
     pattern[0, 1] = np.eye(4)                                             # layer 0, head 1: diagonal
-    assert tu.best_head(pattern, np.eye(4)[::-1]) == (1, 2)
-    assert tu.best_head(pattern, np.eye(4)) == (0, 1)
-    assert tu.best_head(pattern, None) == (0, 1)                          # first of the two sharpest
+    assert train_view.best_head(pattern, np.eye(4)[::-1]) == (1, 2)
+    assert train_view.best_head(pattern, np.eye(4)) == (0, 1)
+    assert train_view.best_head(pattern, None) == (0, 1)                          # first of the two sharpest
 
 
 def test_closing_the_tab_stops_its_jobs(jobs):
@@ -271,10 +272,10 @@ def test_closing_the_tab_stops_its_jobs(jobs):
     task = make_task("copy")
     job = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
                       TrainConfig(steps=100_000, batch_size=4, eval_every=0))
-    holder = tu._SessionJobs()
+    holder = session_jobs.SessionJobs()
     holder.add(job)
     job.start()
-    tu._release(holder)
+    session_jobs.release(holder)
     assert job.join(timeout=60) and job.status == "stopped"
 
 
@@ -286,8 +287,8 @@ def test_gradients_at_initialisation_shows_both_variants():
     for t, norm in zip(fig["data"], ("pre", "post")):
         assert np.allclose(array(t["y"]), depth_profile(norm, n_layers=12, d_model=64, seed=0).weight_grad)
     assert any("chapter predicts" in m.value for m in at.markdown)
-    at.slider(key=ui.GRAD_LAYERS).set_value(4).run()
-    at.radio(key=ui.GRAD_WHAT).set_value("inputs").run()
+    at.slider(key=state.GRAD_LAYERS).set_value(4).run()
+    at.radio(key=state.GRAD_WHAT).set_value("inputs").run()
     assert_ok(at)
     fig = chart(at, "grad_profile_chart")
     assert np.allclose(array(fig["data"][1]["y"]), depth_profile("post", n_layers=4, d_model=64, seed=0).input_grad)
@@ -304,8 +305,8 @@ def saved_run(name: str, norm: str, steps: int = 8) -> str:
 def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
     pre, post = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
     at = open_app(GRADIENTS)
-    assert at.selectbox(key=ui.GRAD_RUN_A).value == pre and at.selectbox(key=ui.GRAD_RUN_B).value == post
-    a, b = chart(at, ui.GRAD_RUN_A), chart(at, ui.GRAD_RUN_B)
+    assert at.selectbox(key=state.GRAD_RUN_A).value == pre and at.selectbox(key=state.GRAD_RUN_B).value == post
+    a, b = chart(at, state.GRAD_RUN_A), chart(at, state.GRAD_RUN_B)
     assert array(a["data"][0]["z"]).shape == (2, 8)
     assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
     assert {t["name"] for t in chart(at, "grad_total_chart")["data"]} == {f"{pre} · grad_norm", f"{post} · grad_norm"}
@@ -317,7 +318,7 @@ def test_runs_compare_highlights_config_differences_and_exports():
     at = open_app(RUNS)
     table = at.dataframe[0].value
     assert set(table["Run"]) == {pre, post}
-    at.session_state[ui.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
     at.run()
     assert_ok(at)
     curves = chart(at, "runs_curves_chart")
@@ -331,10 +332,10 @@ def test_runs_compare_highlights_config_differences_and_exports():
 def test_deleting_a_run_asks_first():
     keep, gone = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
     at = open_app(RUNS)
-    at.selectbox(key=ui.RUNS_EXPORT).set_value(at.selectbox(key=ui.RUNS_EXPORT).options[0]).run()
-    at.session_state[ui.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
+    at.selectbox(key=state.RUNS_EXPORT).set_value(at.selectbox(key=state.RUNS_EXPORT).options[0]).run()
+    at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
     at.run()
-    at.selectbox(key=ui.RUNS_EXPORT).set_value(gone).run()
+    at.selectbox(key=state.RUNS_EXPORT).set_value(gone).run()
     click(at, "runs_delete")
     assert any(gone in w.value for w in at.warning)
     click(at, "runs_delete_no")
@@ -347,7 +348,7 @@ def test_deleting_a_run_asks_first():
 
 def test_the_checkpoint_download_is_the_run_folder_zipped():
     name = saved_run("copy-preLN-d16-seed0", "pre")
-    data = tu.run_archive(runs.runs_dir() / name)
+    data = saved_runs.run_archive(runs.runs_dir() / name)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
         assert sorted(archive.namelist()) == [f"{name}/meta.json", f"{name}/metrics.csv", f"{name}/model.safetensors"]
         metrics = pd.read_csv(archive.open(f"{name}/metrics.csv"))
@@ -358,8 +359,8 @@ def test_thin_keeps_every_evaluation_and_the_last_step_of_a_long_history():
     n = 1000
     hist = pd.DataFrame({"step": np.arange(1, n + 1), "loss": np.linspace(3, 0, n),
                          "val_loss": [1.0 if s % 37 == 0 else np.nan for s in range(1, n + 1)]})
-    shown = tu.thin(hist, max_rows=100)
+    shown = train_view.thin(hist, max_rows=100)
     assert len(shown) < 200
     assert shown["step"].iloc[-1] == n
     assert set(hist.dropna()["step"]) <= set(shown["step"])
-    assert tu.thin(hist.iloc[:50], max_rows=100).equals(hist.iloc[:50])
+    assert train_view.thin(hist.iloc[:50], max_rows=100).equals(hist.iloc[:50])

@@ -7,9 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from pages import training_ui as tu
-from tests.test_browser import SHOTS, _fit_viewport, _wait_rendered, streamlit_server
-from tests.test_browser_classroom import (
+from tests.browser.test_browser import SHOTS, _fit_viewport, _wait_rendered, streamlit_server
+from tests.browser.test_browser_classroom import (
     RUN_TIMEOUT_MS,
     SLOTS,
     TINY,
@@ -18,7 +17,8 @@ from tests.test_browser_classroom import (
     runs_table,
     saved_runs,
 )
-from tests.test_browser_training import LAST_STEP, assert_no_exception, press
+from tests.browser.test_browser_training import LAST_STEP, assert_no_exception, press
+from ui import session_jobs
 
 pytestmark = pytest.mark.browser
 
@@ -42,7 +42,7 @@ def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path,
             page.wait_for_selector("[data-testid=stApp][data-test-connection-state=CONNECTED]", timeout=30_000)
             shown = page.evaluate(LAST_STEP)
             page.wait_for_function(f"({LAST_STEP})() > {shown}", timeout=RUN_TIMEOUT_MS)  # still polled
-            time.sleep(max(0.0, dropped + tu.RECONNECT_GRACE_S + 1.0 - time.monotonic()))
+            time.sleep(max(0.0, dropped + session_jobs.RECONNECT_GRACE_S + 1.0 - time.monotonic()))
             assert not saved_runs(runs_dir), "the blip stopped the run (a stopped run is saved)"
             assert page.locator("[data-testid=stMain] [data-testid=stProgress]").count() == 1
 
@@ -66,7 +66,7 @@ def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path,
             for context in contexts:
                 context.close()
     print(f"\nclosed tab: worker stopped {stopped_after:.2f} s and its run saved {saved_after:.2f} s after the "
-          f"tab closed (grace {tu.RECONNECT_GRACE_S:.1f} s; step {saved[run_name(0)]['steps']} of {steps})")
+          f"tab closed (grace {session_jobs.RECONNECT_GRACE_S:.1f} s; step {saved[run_name(0)]['steps']} of {steps})")
 
     with streamlit_server(tmp_path) as url:  # the same EXPLORER_RUNS_DIR
         name = run_name(0)

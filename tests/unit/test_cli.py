@@ -12,7 +12,7 @@ from explorer import cli
 from explorer.cli import COMMANDS, main
 from explorer.runs import list_runs, load_run
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 TINY = ["--d-model", "16", "--n-heads", "2", "--layers", "1", "--d-ff", "32", "--batch-size", "8",
         "--eval-examples", "10"]
 

@@ -7,8 +7,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from explorer import checkpoints, views_data
-from pages import ui
-from tests.test_app import SHIPPED, array, assert_ok, figures, open_app, runs_dir  # noqa: F401 (autouse fixture)
+from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
+from ui import inspecting, model_config, models
 
 ATTENTION, OUTPUTS = "pages/attention.py", "pages/outputs.py"
 
@@ -29,15 +29,15 @@ def tile(mosaic: dict, layer: int, head: int, q: int, k: int) -> np.ndarray:
 
 
 def selected_view(at, teacher=False, pad=False, index=0):
-    sel = at.session_state[ui.SELECTED]
+    sel = at.session_state[models.SELECTED]
     src, _ = sel.task.example("val", index)
     tgt_in = views_data.decoder_input(sel.model, sel.task, src, teacher) if sel.task.kind == "seq2seq" else None
     return sel, views_data.attention_for(sel.model, sel.task, src, tgt_in, pad=pad)
 
 
 def typed(at, text: str):
-    at.segmented_control(key=ui.INSPECT_MODE).set_value("typed").run()
-    at.text_input(key=ui.INSPECT_TEXT).input(text).run()
+    at.segmented_control(key=inspecting.INSPECT_MODE).set_value("typed").run()
+    at.text_input(key=inspecting.INSPECT_TEXT).input(text).run()
     assert_ok(at)
     return at
 
@@ -74,34 +74,35 @@ def test_attention_shows_the_selected_models_own_patterns():
 
 def test_attention_widgets_change_the_view():
     at = open_app(ATTENTION)
-    at.session_state[ui.ATT_LAYER], at.session_state[ui.ATT_HEAD] = 1, 2   # as a click on a tile's name does
+    at.session_state[inspecting.ATT_LAYER], at.session_state[inspecting.ATT_HEAD] = 1, 2  # as a click on a tile's name
     at.run()
-    at.number_input(key=ui.INSPECT_INDEX).set_value(3).run()             # a new input keeps the head
+    at.number_input(key=inspecting.INSPECT_INDEX).set_value(3).run()             # a new input keeps the head
     assert_ok(at)
     assert focused(at)["layout"]["title"]["text"].startswith("L1 H2 ")
-    assert (at.query_params[ui.ATT_LAYER], at.query_params[ui.ATT_HEAD]) == ("L1", "H2")  # the link names it
+    linked = (at.query_params[inspecting.ATT_LAYER], at.query_params[inspecting.ATT_HEAD])
+    assert linked == ("L1", "H2")  # the link names it
     mosaic = by_title(at, "Cross-attention")
     outline = next(s for s in mosaic["layout"]["shapes"] if s.get("name") == "focused")
     assert outline["x0"] == 2 * mosaic["layout"]["meta"]["col_stride"] - 0.5  # the mosaic marks head 2
-    at.segmented_control(key=ui.ATT_KIND).set_value("dec_self").run()
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("dec_self").run()
     assert_ok(at)
     assert by_title(at, "Decoder masked self-attention")
-    assert at.selectbox(key=ui.ATT_REF).value == "previous position"  # no task pattern for this kind
+    assert at.selectbox(key=inspecting.ATT_REF).value == "previous position"  # no task pattern for this kind
     sel, view = selected_view(at, index=3)
     ref = views_data.reference_patterns(view, "dec_self")["previous position"]
     layer, head, _ = views_data.best_head(views_data.match_scores(view.patterns["dec_self"], ref))
-    assert (at.session_state[ui.ATT_LAYER], at.session_state[ui.ATT_HEAD]) == (layer, head)
+    assert (at.session_state[inspecting.ATT_LAYER], at.session_state[inspecting.ATT_HEAD]) == (layer, head)
     assert focused(at)["layout"]["title"]["text"].startswith(f"L{layer} H{head} ")
     masked = next(t for t in focused(at)["data"] if t.get("name") == "masked")
     assert np.isnan(array(masked["z"])[0, 0]) and array(masked["z"])[0, 1] == 1.0  # the future is greyed
 
 
 def test_padding_and_teacher_forcing():
-    at = open_app(ATTENTION, query={ui.ATT_LAYER: "L0", ui.ATT_HEAD: "H3"})
+    at = open_app(ATTENTION, query={inspecting.ATT_LAYER: "L0", inspecting.ATT_HEAD: "H3"})
     assert focused(at)["layout"]["title"]["text"].startswith("L0 H3 ")  # a shared link keeps its head
-    at.toggle(key=ui.INSPECT_PAD).set_value(True).run()
-    at.toggle(key=ui.INSPECT_TEACHER).set_value(True).run()
-    at.segmented_control(key=ui.ATT_KIND).set_value("enc_self").run()
+    at.toggle(key=inspecting.INSPECT_PAD).set_value(True).run()
+    at.toggle(key=inspecting.INSPECT_TEACHER).set_value(True).run()
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("enc_self").run()
     assert_ok(at)
     sel, view = selected_view(at, teacher=True, pad=True)
     _, target = sel.task.example("val", 0)
@@ -114,22 +115,22 @@ def test_padding_and_teacher_forcing():
 
 
 def test_classifier_and_language_model_views():
-    at = open_app(ATTENTION, state={ui.TASK: "order"})
-    assert at.segmented_control(key=ui.ATT_KIND).options == ["Encoder self"]
+    at = open_app(ATTENTION, state={model_config.TASK: "order"})
+    assert at.segmented_control(key=inspecting.ATT_KIND).options == ["Encoder self"]
     assert any("The model says" in m.value for m in at.markdown)
-    at = open_app(ATTENTION, state={ui.TASK: "char-lm"})
+    at = open_app(ATTENTION, state={model_config.TASK: "char-lm"})
     assert any("Next character" in m.value for m in at.markdown)
     assert by_title(at, "Decoder masked self-attention")
     assert not at.toggle  # nothing to pad or teacher-force in a language model
-    at = open_app(ATTENTION, state={ui.TASK: "order-vectors", ui.INSPECT_MODE: "typed"})
+    at = open_app(ATTENTION, state={model_config.TASK: "order-vectors", inspecting.INSPECT_MODE: "typed"})
     assert any("nothing to type" in i.value for i in at.info) and by_title(at, "Encoder self-attention")
     assert any("A and B among noise vectors" in m.value for m in at.markdown)
 
 
 def test_shipped_reversal_model_draws_the_anti_diagonal(monkeypatch):
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
-    at = open_app(ATTENTION, query={ui.PRETRAINED: "reversal-fast"})
-    assert at.session_state[ui.SELECTED].source == "pretrained"
+    at = open_app(ATTENTION, query={models.PRETRAINED: "reversal-fast"})
+    assert at.session_state[models.SELECTED].source == "pretrained"
     assert any("correct ✓" in m.value for m in at.markdown)
     best = at.dataframe[0].value[views_data.EXPECTED].iloc[-1]          # "L1 H0 · 0.61"
     assert float(best.split("·")[1]) > 0.5
@@ -139,12 +140,13 @@ def test_shipped_reversal_model_draws_the_anti_diagonal(monkeypatch):
 @pytest.mark.parametrize("page_file", [ATTENTION, OUTPUTS])
 def test_typing_starts_from_the_example_and_bad_input_says_what_is_valid(page_file):
     at = open_app(page_file)
-    at.segmented_control(key=ui.INSPECT_MODE).set_value("typed").run()
-    src, _ = at.session_state[ui.SELECTED].task.example("val", 0)
-    assert at.text_input(key=ui.INSPECT_TEXT).value == views_data.text_of(at.session_state[ui.SELECTED].task, src)
+    at.segmented_control(key=inspecting.INSPECT_MODE).set_value("typed").run()
+    task = at.session_state[models.SELECTED].task
+    src, _ = task.example("val", 0)
+    assert at.text_input(key=inspecting.INSPECT_TEXT).value == views_data.text_of(task, src)
     assert figures(at) and not at.error
     for text, words in [("hello", "integers 1..10"), ("", "empty"), ("3 " * 12, "maximum is 8")]:
-        at.text_input(key=ui.INSPECT_TEXT).input(text).run()
+        at.text_input(key=inspecting.INSPECT_TEXT).input(text).run()
         assert_ok(at)
         assert any(words in e.value for e in at.error), (text, [e.value for e in at.error])
         assert not figures(at)
@@ -155,8 +157,8 @@ def test_typing_starts_from_the_example_and_bad_input_says_what_is_valid(page_fi
 
 def test_random_typed_text_gives_a_message_or_a_result():
     at = open_app(ATTENTION)
-    at.segmented_control(key=ui.INSPECT_MODE).set_value("typed").run()
-    other = open_app(OUTPUTS, state={ui.TASK: "char-lm", ui.INSPECT_MODE: "typed"})
+    at.segmented_control(key=inspecting.INSPECT_MODE).set_value("typed").run()
+    other = open_app(OUTPUTS, state={model_config.TASK: "char-lm", inspecting.INSPECT_MODE: "typed"})
 
     # the strings a class types: numbers out of range, signs, decimals, separators, other alphabets,
     # control characters, a paste far over the length limit; then Hypothesis' own
@@ -169,7 +171,7 @@ def test_random_typed_text_gives_a_message_or_a_result():
     @example("9" * 5000)
     def check(text):
         for app in (at, other):
-            app.text_input(key=ui.INSPECT_TEXT).input(text).run()
+            app.text_input(key=inspecting.INSPECT_TEXT).input(text).run()
             assert_ok(app)
             assert app.error or figures(app)
 
@@ -179,7 +181,7 @@ def test_random_typed_text_gives_a_message_or_a_result():
 # -------------------------------------------------------------------------------------- outputs
 def test_outputs_seq2seq_distribution_and_beam_search():
     at = open_app(OUTPUTS)
-    sel = at.session_state[ui.SELECTED]
+    sel = at.session_state[models.SELECTED]
     src, target = sel.task.example("val", 0)
     tgt_in = views_data.decoder_input(sel.model, sel.task, src, teacher=False)
     probs = views_data.output_distribution(sel.model, sel.task, src, tgt_in)  # (T, V)
@@ -187,10 +189,10 @@ def test_outputs_seq2seq_distribution_and_beam_search():
     assert np.allclose(array(heat["data"][0]["z"]), probs, atol=1e-5)   # every column: V <= default top-k
     entropy = by_title(at, "Entropy per position")
     assert np.allclose(array(entropy["data"][0]["y"]), views_data.row_entropy(probs), atol=1e-4)
-    at.slider(key=ui.OUT_TOP_K).set_value(5).run()
+    at.slider(key=inspecting.OUT_TOP_K).set_value(5).run()
     assert array(by_title(at, "Each output step")["data"][0]["z"]).shape == (len(tgt_in), 5)
-    at.slider(key=ui.OUT_BEAM).set_value(2).run()
-    at.slider(key=ui.OUT_PENALTY).set_value(0.6).run()
+    at.slider(key=inspecting.OUT_BEAM).set_value(2).run()
+    at.slider(key=inspecting.OUT_PENALTY).set_value(0.6).run()
     assert_ok(at)
     assert any("Beam search, k = 2" in m.value for m in at.markdown)
     out = views_data.decode_both(sel.model, sel.task, src, 2, 0.6)
@@ -198,25 +200,26 @@ def test_outputs_seq2seq_distribution_and_beam_search():
 
 
 def test_outputs_classifier_and_text_continuation():
-    at = open_app(OUTPUTS, state={ui.TASK: "order"})
+    at = open_app(OUTPUTS, state={model_config.TASK: "order"})
     assert {m.label for m in at.metric} >= {"Prediction", "Confidence", "Correct answer"}
     assert array(by_title(at, "Class probabilities")["data"][0]["z"]).shape == (1, 2)
-    at = open_app(OUTPUTS, state={ui.TASK: "char-lm"})
-    at.slider(key=ui.OUT_NEW).set_value(20).run()
-    at.slider(key=ui.OUT_TEMPERATURE).set_value(1.5).run()
+    at = open_app(OUTPUTS, state={model_config.TASK: "char-lm"})
+    at.slider(key=inspecting.OUT_NEW).set_value(20).run()
+    at.slider(key=inspecting.OUT_TEMPERATURE).set_value(1.5).run()
     assert_ok(at)
-    prompt = "".join(at.session_state[ui.SELECTED].task.tokens(at.session_state[ui.SELECTED].task.example("val", 0)[0]))
+    task = at.session_state[models.SELECTED].task
+    prompt = "".join(task.tokens(task.example("val", 0)[0]))
     texts = [c.value for c in at.code]
     assert len(texts) == 2 and all(t.startswith(prompt) and len(t) == len(prompt) + 20 for t in texts)
 
 
 def test_the_input_follows_the_user_across_both_pages():
     at = open_app(ATTENTION)
-    at.number_input(key=ui.INSPECT_INDEX).set_value(7).run()
-    src, _ = at.session_state[ui.SELECTED].task.example("val", 7)
-    line = f"`{' '.join(at.session_state[ui.SELECTED].task.tokens(src))}`"
+    at.number_input(key=inspecting.INSPECT_INDEX).set_value(7).run()
+    src, _ = at.session_state[models.SELECTED].task.example("val", 7)
+    line = f"`{' '.join(at.session_state[models.SELECTED].task.tokens(src))}`"
     assert any(line in m.value for m in at.markdown)
     at.switch_page(OUTPUTS).run()
     assert_ok(at)
-    assert at.number_input(key=ui.INSPECT_INDEX).value == 7
+    assert at.number_input(key=inspecting.INSPECT_INDEX).value == 7
     assert any(line in m.value for m in at.markdown)

@@ -12,10 +12,9 @@ import pytest
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
 from explorer.jobs import pool_counts
-from pages import experiments_ui as xu
-from pages import training_ui as tu
-from tests.test_app import assert_ok, open_app, runs_dir  # noqa: F401 (autouse fixture)
-from tests.test_app_training import poll_until
+from tests.app.test_app import assert_ok, open_app
+from tests.app.test_app_training import poll_until
+from ui import experiment_job, experiment_params, session_jobs
 
 PAGE = "pages/experiments.py"
 
@@ -42,8 +41,8 @@ def jobs(monkeypatch):
 
 def open_experiment(name: str, budget: str = "full"):
     at = open_app(PAGE)
-    at.segmented_control(key=xu.EXP_NAME).set_value(name).run()
-    at.segmented_control(key=xu.EXP_BUDGET).set_value(budget).run()
+    at.segmented_control(key=experiment_params.EXP_NAME).set_value(name).run()
+    at.segmented_control(key=experiment_params.EXP_BUDGET).set_value(budget).run()
     assert_ok(at)
     return at
 
@@ -73,7 +72,7 @@ def test_a_tiny_experiment_runs_from_the_button_and_shows_figures_and_table(jobs
     at = open_experiment("decoding", "quick")
     at.button(key="exp_run").click().run()
     assert_ok(at)
-    job = at.session_state[xu.EXP_JOB]
+    job = at.session_state[experiment_job.EXP_JOB]
     assert at.button(key="exp_run").disabled and not at.button(key="exp_stop").disabled
     poll_until(at, lambda: job.ended)
     assert job.status == "finished", job.message
@@ -92,9 +91,9 @@ def test_a_cached_result_shows_at_once_with_the_cells_that_could_not_run():
     params = dataclasses.replace(exp.tiny, y_values=(1, 3))  # 3 heads divide neither d_model 16 nor 32
     result = run_cached("sweep", params, executor=SerialExecutor())  # an earlier visitor's (or the CLI's) run
     at = open_experiment("sweep", "quick")
-    at.text_input(key=f"{xu.EXP_PARAM}_sweep_quick_y_values_n_heads").set_value("1, 3").run()
+    at.text_input(key=f"{experiment_params.EXP_PARAM}_sweep_quick_y_values_n_heads").set_value("1, 3").run()
     assert_ok(at)
-    assert xu.EXP_JOB not in at.session_state  # nothing ran for this visitor
+    assert experiment_job.EXP_JOB not in at.session_state  # nothing ran for this visitor
     assert any("Cached result" in c.value for c in at.caption)
     assert len(charts(at)) == len(result.figures) == 2
     assert at.button(key="exp_run").label == "Run again"
@@ -109,7 +108,7 @@ def test_a_cached_result_shows_at_once_with_the_cells_that_could_not_run():
 def test_stop_ends_the_run_and_says_what_is_left(jobs):
     at = open_experiment("pe-order")
     at.button(key="exp_run").click().run()
-    job = at.session_state[xu.EXP_JOB]
+    job = at.session_state[experiment_job.EXP_JOB]
     at.button(key="exp_stop").click().run()
     poll_until(at, lambda: job.ended)
     assert job.status == "stopped"
@@ -121,7 +120,7 @@ def test_stop_ends_the_run_and_says_what_is_left(jobs):
 def test_a_running_experiment_shows_in_the_sidebar_of_other_pages(jobs):
     at = open_experiment("pe-order")
     at.button(key="exp_run").click().run()
-    job = at.session_state[xu.EXP_JOB]
+    job = at.session_state[experiment_job.EXP_JOB]
     at.switch_page("pages/home.py").run()
     assert_ok(at)
     sidebar = [*at.sidebar.caption, *at.sidebar.markdown]
@@ -147,16 +146,16 @@ def test_a_bad_parameter_shows_an_error_not_an_exception(name, field, value, say
 
 def test_a_sweep_axis_brings_its_own_example_values():
     at = open_experiment("sweep")
-    at.selectbox(key=f"{xu.EXP_PARAM}_sweep_full_x_axis").set_value("norm").run()
+    at.selectbox(key=f"{experiment_params.EXP_PARAM}_sweep_full_x_axis").set_value("norm").run()
     assert_ok(at)
     values = next(w for w in at.text_input if w.label == "norm values (x)")
     assert values.value == "pre, post" and not at.error
 
 
 def test_closing_the_tab_stops_the_experiment(jobs, tmp_path):
-    holder = tu._SessionJobs()
+    holder = session_jobs.SessionJobs()
     job = ExperimentJob("pe-order", cache_dir=tmp_path)
     holder.add(job)
     job.start()
-    tu._release(holder)  # what Streamlit calls when the session disconnects
+    session_jobs.release(holder)  # what Streamlit calls when the session disconnects
     assert job.join(60) and job.status == "stopped"

@@ -1,7 +1,7 @@
 """A chart's own Plotly slider: tell the server where it was moved, and move it with the keyboard.
 
 A Plotly slider switches its figure in the browser at once, without a rerun (the Attention page
-flips heads with one: ~0.1 s instead of a rerun's ~0.7 s). Streamlit reports a chart's selections,
+flips heads with one; bench/README.md, "The app", has the times). Streamlit reports a chart's selections,
 not its slider, so this component (JavaScript only, nothing on screen) listens for the chart's
 `plotly_sliderchange` and sends the step's value as a trigger. The rerun it causes comes after the
 browser has already shown the step: the page then brings the rest in line (the link, an outline).

@@ -1,5 +1,6 @@
-"""What the Attention and Outputs pages share: the input picker (a validation example or typed
-tokens; one choice follows the user across both pages) and cached wrappers of explorer.views_data.
+"""What the Attention and Outputs pages share: their session keys, the input picker (a validation
+example or typed tokens; one choice follows the user across both pages) and cached wrappers of
+explorer.views_data.
 
 Caches are keyed on `version(sel)`: the model's name plus a digest of its weights, so a run
 trained further is recomputed; the model itself goes in as an `_underscored` argument.
@@ -14,8 +15,21 @@ import streamlit as st
 
 from explorer import views_data
 from explorer.tasks import BOS, Task
-from pages.state import INSPECT_INDEX, INSPECT_MODE, INSPECT_PAD, INSPECT_TEACHER, INSPECT_TEXT, SelectedModel
-from pages.widgets import SHARED
+from ui.links import SHARED
+from ui.models import SelectedModel
+
+# The input both pages inspect (shared, so one example follows you across them)
+INSPECT_MODE, INSPECT_INDEX, INSPECT_TEXT = "inspect_mode", "inspect_index", "inspect_text"
+INSPECT_TEACHER, INSPECT_PAD = "inspect_teacher", "inspect_pad"
+# Attention page
+ATT_KIND, ATT_REF = "att_kind", "att_ref"
+ATT_LAYER, ATT_HEAD = "att_layer", "att_head"  # the focused head (ints; "L1" / "H2" in a shared link)
+ATT_MOSAIC = "att_mosaic"         # the mosaic chart (a click on a tile's name focuses that head)
+ATT_CLOSEUP = "att_closeup"       # the close-up chart, whose own slider flips heads in the browser
+ATT_FOCUS_FOR = "_att_focus_for"  # (model, kind, reference) the focused head was picked for
+# Outputs page
+OUT_TOP_K, OUT_BEAM, OUT_PENALTY = "out_top_k", "out_beam_k", "out_length_penalty"
+OUT_NEW, OUT_TEMPERATURE, OUT_SEED = "out_new_chars", "out_temperature", "out_seed"
 
 MODES = {"example": "Example", "typed": "Type your own"}
 

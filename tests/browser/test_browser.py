@@ -1,4 +1,4 @@
-"""The app in a real headless Chromium: every page in PAGE_SPECS loads, draws its figures and shows
+"""The app in a real headless Chromium: every page in menu.PAGES loads, draws its figures and shows
 no exception; a full-page screenshot of each lands in tests/screenshots/ for a human to review."""
 
 import os
@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from pages import PAGE_SPECS
+from ui import menu
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SHOTS = ROOT / "tests" / "screenshots"
 READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
 WIDTH = 1440
@@ -111,8 +111,8 @@ def _fit_viewport(page) -> None:
         page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
 
 
-@pytest.mark.parametrize("file, title, url_path", [spec[:3] for spec in PAGE_SPECS],
-                         ids=[spec[2] for spec in PAGE_SPECS])
+@pytest.mark.parametrize("file, title, url_path", [spec[:3] for spec in menu.PAGES],
+                         ids=[spec[2] for spec in menu.PAGES])
 def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
     outside, errors = [], []  # the app loads nothing from the internet; a page error would blank the app
@@ -122,7 +122,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.add_init_script(REACTS)
     try:
-        first = url_path == PAGE_SPECS[0][2]
+        first = url_path == menu.PAGES[0][2]
         page.goto(f"{server}/{'' if first else url_path}")
         _wait_rendered(page)
         # Each chart drawn once: its first draw and Streamlit's copy (two reacts), the copy's data kept.
@@ -159,7 +159,7 @@ def test_first_visit_of_a_fresh_server_shows_the_menu_while_pytorch_starts(tmp_p
             page.add_init_script(seen)
             page.goto(url)
             _wait_rendered(page)
-            assert page.evaluate("window.__note") == len(PAGE_SPECS)  # the note, with the whole menu beside it
+            assert page.evaluate("window.__note") == len(menu.PAGES)  # the note, with the whole menu beside it
             assert note not in page.locator("[data-testid=stMain]").inner_text()
             assert page.locator("[data-testid=stMain] h1").all_inner_texts() == ["Transformer Explorer"]
         finally:
@@ -169,7 +169,7 @@ def test_first_visit_of_a_fresh_server_shows_the_menu_while_pytorch_starts(tmp_p
 def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
     """A teacher's link to an inner page is the first request a new server sees: the page must still
     get app.py's frame (navigation and the sidebar's model picker), not Streamlit's legacy pages/ mode."""
-    file, title, url_path, _ = PAGE_SPECS[-1]
+    file, title, url_path, _ = menu.PAGES[-1]
     with streamlit_server(tmp_path) as url:
         page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
         try:

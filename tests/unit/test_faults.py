@@ -24,7 +24,7 @@ from explorer.model import build_model
 from explorer.runs import list_runs, load_run
 from explorer.tasks import TaskConfig, make_task
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 TASK = TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=40, n_val=8)
 
 # The child saves a complete "old" run (and a bare checkpoint folder), then starts the save named by

@@ -39,10 +39,9 @@ def live_fragment(draw: Callable[[], None], every: float | None) -> None:
     when one of its own widgets changes.
 
     Two guards against a race in Streamlit 1.67's browser side that blanked a page (React unmounts the
-    app on "Bad delta path index 8 (should be between [0, 6])"; 4 of 11 runs of the eight-session
-    test before this, 0 of 11 after): a full rerun's clean-up of stale elements can drop the container of a fragment
-    whose timer rerun landed next to it, and the next rerun of a fragment further down the page then
-    writes past the end of the page.
+    app on "Bad delta path index"; bench/README.md, "Fragments that blanked a page"): a full rerun's
+    clean-up of stale elements can drop the container of a fragment whose timer rerun landed next to
+    it, and the next rerun of a fragment further down the page then writes past the end of the page.
     - Each fragment sits alone in a container the full run draws, so it is always child 0 there: a
       dropped fragment comes back on its next rerun instead of addressing a position that is gone.
     - A fragment that no longer polls is another function (Streamlit keys a fragment on its function's

@@ -1,5 +1,5 @@
-"""Widgets shared by several pages: the task picker, the model-config widgets, the sidebar's model
-picker, and small formatting helpers. Each is defined once here and reused, never copied."""
+"""Widgets shared by several pages: charts, the task picker, the model-config widgets, and small
+formatting helpers. Each is defined once here and reused, never copied."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
-from pages.sources import load_pretrained, load_run, pretrained_entries, run_names
-from pages.state import (
+from ui.links import SHARED
+from ui.model_config import (
     ACT_LABELS,
     CFG,
     D_FF_OPTIONS,
@@ -17,24 +17,13 @@ from pages.state import (
     DEFAULTS,
     NORM_LABELS,
     PE_LABELS,
-    PRETRAINED,
     RANGES,
-    RUN,
-    SELECTED,
-    SOURCE,
-    UNTRAINED_SEED,
-    SelectedModel,
-    apply_pending_selection,
     build_config,
-    current_config,
     current_task,
     load_task,
-    untrained_model,
     vector_width,
 )
 
-# Widgets whose values outlive the page they are drawn on and can be handed out as a link.
-SHARED = dict(bind="query-params", persist_state="session")
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder classifier",
@@ -42,7 +31,6 @@ ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder class
 TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sort": "sort a sequence",
                "order": "does A come before B?", "order-vectors": "A before B? (vectors, as in the notebook)",
                "char-lm": "predict the next character"}
-SOURCE_LABELS = {"pretrained": "Shipped model", "run": "Trained run", "untrained": "Untrained"}
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -153,56 +141,3 @@ def config_widgets(key_prefix: str = CFG, task: Task | None = None,
     if err:
         st.error(f"**This combination does not work.** {err}", icon=":material/error:")
     return cfg, err
-
-
-# ----------------------------------------------------------------------------- model picker
-def _pick(entries: list[dict], runs: list[str]) -> SelectedModel:
-    options = (["pretrained"] if entries else []) + (["run"] if runs else []) + ["untrained"]
-    default = "pretrained" if entries else "untrained"
-    source = st.radio("Model", options, options.index(default), format_func=SOURCE_LABELS.get,
-                      key=SOURCE, bind="query-params", horizontal=True,
-                      help="Every page looks inside this model.")
-    if source == "pretrained":
-        by_name = {e["name"]: e for e in entries}
-        name = st.selectbox("Shipped model", list(by_name), key=PRETRAINED, bind="query-params")
-        if by_name[name].get("description"):
-            st.caption(by_name[name]["description"])
-        return load_pretrained(name, by_name[name])
-    if source == "run":
-        return load_run(st.selectbox("Run", runs, key=RUN, bind="query-params"))
-    return _untrained()
-
-
-def _untrained() -> SelectedModel:
-    task = current_task()
-    cfg, err = current_config(task=task)
-    if err:
-        st.warning("The Architecture page's config is not valid, so this is the default config.",
-                   icon=":material/warning:")
-        cfg = build_config(DEFAULTS, task)[0] or task.model_config()
-    st.caption(f"Random weights (seed {UNTRAINED_SEED}) built from the Architecture page's config.")
-    return untrained_model(cfg, task)
-
-
-def model_picker() -> SelectedModel:
-    """The sidebar's model choice, shared by every page; stored for `selected_model()`."""
-    apply_pending_selection()
-    try:
-        entries = pretrained_entries()
-    except ValueError as err:
-        st.error(str(err), icon=":material/error:")
-        entries = []
-    runs = run_names()
-    if not entries:
-        st.caption("No shipped models yet: pages show an untrained model until you train one.")
-    try:
-        sel = _pick(entries, runs)
-    except ValueError as err:
-        st.error(str(err), icon=":material/error:")
-        sel = _untrained()
-    facts = model_facts(sel.config, sel.task)
-    st.caption(f"**{sel.label}** · {facts['Architecture']} · d_model {facts['d_model']} · "
-               f"{sel.config.n_heads} heads · {facts['Layers']} layers · {facts['Positions']} · "
-               f"{facts['Norm']} · {facts['Parameters']} params")
-    st.session_state[SELECTED] = sel
-    return sel

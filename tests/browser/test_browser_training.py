@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from tests.test_browser import (
+from tests.browser.test_browser import (
     GROWN,
     SHOTS,
     WIDTH,

@@ -1,0 +1,11 @@
+"""The unit tier: the library alone (`explorer/`, no Streamlit), the fast loop a contributor runs:
+`python -m pytest tests/unit`."""
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _own_runs_dir(tmp_path, monkeypatch):
+    """Runs a test saves land in its own folder, never in the developer's runs/ (a test that needs
+    another folder sets EXPLORER_RUNS_DIR itself, which wins)."""
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))

@@ -1,0 +1,159 @@
+"""Glue between the Experiments page and `explorer.experiment_job`: the session's experiment job
+(started and stopped by button callbacks, polled by a fragment), its line in the sidebar, and reading
+a result from the job or the shared cache.
+
+The job's worker thread makes no Streamlit call. It is kept in `st.session_state[EXP_JOB]` and
+handed to `ui.session_jobs` like a training job, so closing the tab stops it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.experiment_job import ExperimentJob
+from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
+from explorer.jobs import pool_counts
+from ui.frame import live_fragment
+from ui.session_jobs import keep_with_tab
+
+EXP_JOB = "experiment_job"        # this session's ExperimentJob (one at a time)
+EXP_ERROR = "_exp_error"          # why the last Run click was refused, shown once
+EXP_SHOWN = "_exp_shown"          # cache key -> (file mtime, Result): a cached result is read once per session
+POLL_S = 0.5
+MAX_WAITING = 6                   # a longer queue refuses new work: "try again in a minute"
+MEMO_SIZE = 12                    # cached results kept per session
+
+
+def current_job() -> ExperimentJob | None:
+    return st.session_state.get(EXP_JOB)
+
+
+def active(job: ExperimentJob | None) -> bool:
+    return job is not None and not job.ended
+
+
+def same(job: ExperimentJob | None, name: str, params) -> bool:
+    return job is not None and job.name == name and job.params == params
+
+
+def on_run(name: str, params, refresh: bool) -> None:
+    """Button callback: start this session's experiment job (or leave a refusal for take_error)."""
+    if active(current_job()):
+        st.session_state[EXP_ERROR] = "An experiment is already running in this session: stop it first."
+        return
+    if pool_counts()[1] >= MAX_WAITING:
+        st.session_state[EXP_ERROR] = (f"The server is busy: {pool_counts()[1]} jobs are waiting for a slot. "
+                                       "Try again in a minute.")
+        return
+    try:
+        job = ExperimentJob(name, params, refresh=refresh)
+    except ValueError as err:
+        st.session_state[EXP_ERROR] = str(err)
+        return
+    st.session_state[EXP_JOB] = job
+    keep_with_tab(job)
+    job.start()
+
+
+def on_stop() -> None:
+    job = current_job()
+    if job is not None:
+        job.stop()
+
+
+def take_error() -> str | None:
+    return st.session_state.pop(EXP_ERROR, None)
+
+
+def poll(job: ExperimentJob, body: Callable[[ExperimentJob], None]) -> None:
+    """Draw body(job) in a fragment that reruns while the job is active; when it ends, rerun the
+    whole page, which then draws the result without polling."""
+    was_active = active(job)
+
+    def live() -> None:
+        if was_active and job.ended:
+            st.rerun()
+        body(job)
+
+    live_fragment(live, POLL_S if was_active else None)
+
+
+def sidebar_status(page=None) -> None:
+    """The sidebar's line about this session's experiment while it waits or runs, on the other pages
+    (the Experiments page shows its own progress)."""
+    job = current_job()
+    if not active(job) or getattr(page, "url_path", None) == "experiments":
+        return
+
+    def line(job: ExperimentJob) -> None:
+        with st.container(border=True):
+            p = job.progress()
+            if p.queue_position:
+                st.markdown(f":material/hourglass_top: **Experiment waiting:** {p.queue_position} in the queue")
+            elif not job.ended:
+                st.progress(p.fraction, text=f"**Experiment** · {p.fraction:.0%}")
+            else:
+                st.markdown(f":material/science: **Experiment {job.status}**")
+            st.caption(EXPERIMENTS[job.name].title)
+            st.page_link("pages/experiments.py", label="Open Experiments", icon=":material/science:")
+
+    poll(job, line)
+
+
+# ----------------------------------------------------------------------------- results
+def stored(name: str, params) -> Result | None:
+    """The cached result of this configuration, read from disk once per session (and again only when
+    the entry changes: another visitor pressed Run again)."""
+    path = cache_path(name, params) / "result.json"
+    try:
+        mtime = path.stat().st_mtime
+    except OSError:
+        return None
+    memo = st.session_state.setdefault(EXP_SHOWN, {})
+    key = cache_key(name, params)
+    if key not in memo or memo[key][0] != mtime:
+        memo[key] = (mtime, cached(name, params))
+        for old in list(memo)[:-MEMO_SIZE]:  # oldest first: a session that browses many configurations
+            memo.pop(old)
+    return memo[key][1]
+
+
+def table_view(result: Result):
+    """The table as shown: mean ± std over seeds beside what the seed predicts (its number and words)."""
+    t = result.table
+
+    def measured(m: float, s: float) -> str:
+        return "—" if math.isnan(m) else f"{m:.4g} ± {s:.2g}"
+
+    def predicted(e: float, words: str) -> str:
+        number = "" if math.isnan(e) else f"{e:.4g}"
+        return " · ".join(x for x in (number, words) if x) or "—"
+
+    return t.assign(**{"measured (mean ± std over seeds)": [measured(m, s) for m, s in zip(t["mean"], t["std"])],
+                       "the seed predicts": [predicted(e, w) for e, w in zip(t["expected"], t["prediction"])]})[
+        ["condition", "metric", "measured (mean ± std over seeds)", "n", "the seed predicts"]]
+
+
+def failed_cells(result: Result):
+    """The sweep cells that could not run, with the reason (an invalid combination, a divergence), or None."""
+    grid = result.extra.get("grid")
+    if grid is None or grid.empty:
+        return None
+    bad = grid[grid["error"].astype(str).str.len() > 0]
+    return bad[["x", "y", "seed", "error"]] if len(bad) else None
+
+
+def fit_title(fig: go.Figure, chars: int = 58) -> go.Figure:
+    """A copy whose long title breaks onto two lines: half a page is too narrow for some of them."""
+    text = fig.layout.title.text or ""
+    if len(text) <= chars or "<br>" in text:
+        return fig
+    cut = text.rfind(" ", 0, chars)
+    cut = cut if cut > 0 else chars
+    out = go.Figure(fig)
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
+    return out.update_layout(title_text=f"{text[:cut]}<br>{text[cut:].strip()}", margin_t=top + 22)

@@ -1,0 +1,191 @@
+"""Glue between a browser session and its background training job, and the job's status in the
+sidebar of every page.
+
+The job is an `explorer.jobs.TrainingJob`: its worker thread makes no Streamlit call. The session
+keeps it in `st.session_state[JOB]` and hands it to `ui.session_jobs`, which stops it when the tab
+closes. Pages poll a job from a fragment that reruns a few times a second while the job is active;
+when the job ends the fragment reruns the whole app, which draws it again without polling.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+
+import streamlit as st
+
+from explorer.config import ModelConfig
+from explorer.jobs import ENDED, TrainingJob, check_budget, pool_counts
+from explorer.model import build_model
+from explorer.runs import safe_name
+from explorer.tasks import Task
+from explorer.training import TrainConfig
+from ui.frame import live_fragment
+from ui.links import state_value
+from ui.model_config import TASK, current_config, current_task
+from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
+from ui.session_jobs import keep_with_tab, take_back
+from ui.train_settings import duration, settings_values, train_config
+
+JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
+_JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
+TRAIN_ERROR = "_train_error"      # why the last Train / Resume click was refused, shown once
+POLL_S = 0.5            # the Train page's progress and numbers
+CHART_POLL_S = 1.0      # its curves: a redrawn chart costs server and browser time (bench/README.md, "The app")
+INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
+SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
+QUEUE_POLL_S = 1.5      # any view of a queued run: only its place in the queue changes (see poll)
+MAX_WAITING = 6         # a longer queue refuses new runs: "try again in a minute"
+TRAIN_PAGE, TRAIN_URL = "pages/train.py", "train"
+
+
+def current_job() -> TrainingJob | None:
+    return st.session_state.get(JOB)
+
+
+def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
+    """Names that tell runs apart in the lists: task, norm, width, seed (runs add -2, -3 if taken)."""
+    return safe_name(f"{preset or 'run'}-{cfg.norm}LN-d{cfg.d_model}-seed{train_cfg.seed}")
+
+
+def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> str | None:
+    """Start a new run for this session; returns why it was refused, or None."""
+    old = current_job()
+    if old is not None and not old.ended:
+        return "A run is already training in this session: stop it first."
+    _, waiting = pool_counts()
+    if waiting >= MAX_WAITING:
+        return (f"The server is busy: {waiting} runs are waiting for a training slot. "
+                "Try again in a minute.")
+    try:
+        check_budget(cfg, train_cfg, task)
+        model = build_model(cfg, seed=train_cfg.seed)
+        job = TrainingJob(model, task, train_cfg, name=run_name(preset, cfg, train_cfg))
+    except ValueError as err:
+        return str(err)
+    st.session_state[JOB] = job
+    keep_with_tab(job)
+    job.start()
+    return None
+
+
+# Button callbacks. They run before the script, read the widgets' values from session state (so a
+# value typed just before the click counts) and leave a refusal for `take_error()` to show.
+def on_train() -> None:
+    task = current_task()
+    cfg, err = current_config(task=task)
+    train_cfg, train_err = train_config(settings_values())
+    error = err or train_err
+    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg)
+
+
+def on_stop() -> None:
+    job = current_job()
+    if job is not None:
+        job.stop()
+
+
+def on_resume(extra_steps: int | None = None) -> None:
+    job = current_job()
+    if job is None:
+        return
+    try:
+        job.resume(extra_steps=extra_steps)
+    except (RuntimeError, ValueError) as err:
+        st.session_state[TRAIN_ERROR] = str(err)
+        return
+    keep_with_tab(job)
+
+
+def take_error() -> str | None:
+    return st.session_state.pop(TRAIN_ERROR, None)
+
+
+def offered_run(job: TrainingJob) -> str | None:
+    """The name under which the ended job's model is offered in the sidebar, once it is (and until
+    the run is deleted)."""
+    done = st.session_state.get(_JOB_DONE)
+    if done is None or done[0] is not job or done[1] not in st.session_state.get(SESSION_RUNS, {}):
+        return None
+    return done[1]
+
+
+def finalize(job: TrainingJob) -> None:
+    """Once a job has ended, offer a copy of its model as a run in the sidebar (once per save).
+    A copy, because Resume trains the job's own model again in place."""
+    if not job.ended or not job.history():
+        return
+    name = job.run_name or job.name
+    done = st.session_state.get(_JOB_DONE)
+    if done is not None and done[0] is job and done[1] == name:
+        return
+    add_session_run(name, copy.deepcopy(job.model).eval(), job.model.cfg, job.task, job.history_frame())
+    if done is not None and done[0] is job:  # a resumed run was saved again under a new name
+        st.session_state.get(SESSION_RUNS, {}).pop(done[1], None)
+        if st.session_state.get(RUN) == done[1]:
+            select_run(name)
+    st.session_state[_JOB_DONE] = (job, name)
+
+
+def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = POLL_S) -> None:
+    """Draw body(job) in a fragment that reruns every `every` seconds while the job is active.
+    When it ends, offer its run and rerun the whole app: that draws the fragment without polling.
+    A queued job polls every QUEUE_POLL_S at most and reruns the app once it leaves the queue, which
+    draws it at the running pace: many waiting tabs polling fast take the GIL from the run that trains
+    (bench/README.md, "Queued tabs")."""
+    drawn = job.status
+
+    def live() -> None:
+        take_back()
+        now = job.status
+        if now in ENDED and drawn not in ENDED:
+            finalize(job)
+            st.rerun()
+        if drawn == "queued" and now != "queued":
+            st.rerun()
+        body(job)
+
+    live_fragment(live, None if drawn in ENDED else max(every, QUEUE_POLL_S) if drawn == "queued" else every)
+
+
+def progress_text(job: TrainingJob) -> str:
+    p = job.progress()
+    rate = f"{p.steps_per_s:.1f} steps/s" if p.steps_per_s else "measuring speed…"
+    eta = f" · ETA {duration(p.eta_s)}" if job.status == "running" and p.eta_s is not None else ""
+    return f"Step {p.step:,} / {p.total:,} · {rate}{eta}"
+
+
+def job_status(page=None) -> None:
+    """The sidebar's line about this session's run, on every page (app.py draws it with the page
+    about to run). On the Train page it does not poll: the page's own live view does, and reruns
+    the app when the job ends."""
+    take_back()
+    job = current_job()
+    if job is None:
+        return
+    if job.ended:
+        finalize(job)
+    if getattr(page, "url_path", None) == TRAIN_URL:
+        _sidebar_status(job, live=False)
+    else:
+        poll(job, _sidebar_status, SIDEBAR_POLL_S)
+
+
+def _sidebar_status(job: TrainingJob, live: bool = True) -> None:
+    status = job.status
+    with st.container(border=True):
+        if status == "queued":
+            p = job.progress()
+            st.markdown(f":material/hourglass_top: **Waiting:** position {p.queue_position or 1} in the queue")
+        elif status == "running" and not live:
+            st.markdown(":material/model_training: **Training** · progress on this page")
+        elif status == "running":
+            p = job.progress()
+            st.progress(p.fraction, text=f"**Training** · {progress_text(job)}")
+        else:
+            icon = {"finished": ":material/check_circle:", "stopped": ":material/pause_circle:"}.get(
+                status, ":material/error:")
+            st.markdown(f"{icon} **Run {status}** at step {job.progress().step:,}")
+        st.caption(job.name)
+        if live:
+            st.page_link(TRAIN_PAGE, label="Open Train", icon=":material/model_training:")
