@@ -14,6 +14,7 @@ import json
 import math
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -192,12 +193,16 @@ def _rounded(metrics: dict) -> dict:
     return {k: round(float(v), 6) for k, v in metrics.items()}
 
 
+# The CPU kernels the weights are built with. PyTorch's own kernels and MKL's matrix products round
+# differently per instruction set and CPU vendor; PyTorch's AVX2 kernels and MKL's strict reproducible
+# AVX2 mode compute the same bits on any x86 CPU with AVX2 (pretrained/README.md says more).
+KERNELS = {"ATEN_CPU_CAPABILITY": "avx2", "MKL_CBWR": "AVX2,STRICT"}
+
+
 def built_with() -> dict:
-    """What the weights depend on besides the recipe: PyTorch picks its CPU kernels by instruction set
-    (AVX2, AVX-512...) and each rounds its own way, so the same build reproduces bit for bit only with
-    ATEN_CPU_CAPABILITY set to this capability (lowercase) on another kind of CPU."""
+    """What the weights depend on besides the recipe: the torch build and the CPU kernels."""
     return {"torch": torch.__version__, "python": platform.python_version(),
-            "cpu_capability": torch.backends.cpu.get_cpu_capability()}
+            "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkl_cbwr": os.environ.get("MKL_CBWR", "")}
 
 
 def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] | None = None) -> dict:
@@ -299,7 +304,19 @@ class _Printer:
         print(line, file=self.stream, flush=True)
 
 
+def _with_kernels(args: argparse.Namespace) -> int | None:
+    """Run this command again in a child process with KERNELS set (they act only when set before PyTorch
+    and MKL start); its exit code, or None when they are set already."""
+    if all(os.environ.get(k) == v for k, v in KERNELS.items()):
+        return None
+    cmd = [sys.executable, "-m", "explorer", "pretrain", *args.names, "--out", str(args.out)]
+    return subprocess.run(cmd, env={**os.environ, **KERNELS}, check=False).returncode
+
+
 def run_pretrain(args: argparse.Namespace) -> int:
+    code = _with_kernels(args)
+    if code is not None:
+        return code
     out = Path(args.out)
     entries = build(args.names or None, out, progress=_Printer())
     failed = 0
