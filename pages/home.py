@@ -40,9 +40,11 @@ for label, value in facts.items():
     row.metric(label, value, border=True, width="content")
 
 st.subheader("Pages")
-for page in menu.PAGES:
-    if page == menu.HOME:
-        continue
-    left, right = st.columns([1, 3], vertical_alignment="center")
-    left.page_link(page.file, label=page.title, icon=page.icon)
-    right.markdown(blurb(page.file))
+for section, pages in menu.SECTIONS.items():
+    pages = [page for page in pages if page != menu.HOME]
+    if pages and section:
+        st.markdown(f"**{section}**")
+    for page in pages:
+        left, right = st.columns([1, 3], vertical_alignment="center")
+        left.page_link(page.file, label=page.title, icon=page.icon)
+        right.markdown(blurb(page.file))
