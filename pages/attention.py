@@ -10,7 +10,7 @@ import streamlit as st
 from explorer import figures, views_data
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
-from ui import frame, inspecting, links, models, slider_events, widgets
+from ui import frame, inspecting, models, slider_events, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -239,6 +239,42 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
                "padding). Each row sums to 1.")
 
 
+def linked(key: str, options, labels=None):
+    """The option a shared link names for `key` (by its label), or None."""
+    text = st.query_params.get(key)
+    return next((o for o in options if (labels.get(o) if labels else o) == text), None)
+
+
+def pick_view(view) -> tuple[str, str, dict]:
+    """The attention kind and the pattern to compare with. Each kind keeps its own comparison (by default
+    the task's pattern where it has one), and the page writes both into the link itself: a bound widget's
+    link kept a value the widget had dropped when another model offered other kinds."""
+    kinds, state = view.kinds, st.session_state
+    if state.get(inspecting.ATT_KIND) not in kinds:
+        state[inspecting.ATT_KIND] = linked(inspecting.ATT_KIND, kinds, SHORT) or kinds[-1]
+    a, b = st.columns([3, 2], vertical_alignment="bottom")
+    kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, required=True, key=inspecting.ATT_KIND,
+                               persist_state="session")
+    refs = views_data.reference_patterns(view, kind)
+    chosen = state.setdefault(inspecting.ATT_REF_FOR, {})
+    if kind not in chosen and not chosen:  # the first view of the session: a link's choice
+        chosen[kind] = linked(inspecting.ATT_REF, refs)
+    wanted = chosen.get(kind)
+    if wanted not in refs:
+        wanted = views_data.EXPECTED if views_data.EXPECTED in refs else "previous position"
+    state[inspecting.ATT_REF] = wanted
+    ref_name = b.selectbox("Compare with", list(refs), key=inspecting.ATT_REF, on_change=remember_ref, args=(kind,),
+                           help="The outlined cells in the big heatmap; match scores measure attention on them.")
+    chosen[kind] = ref_name
+    st.query_params[inspecting.ATT_KIND], st.query_params[inspecting.ATT_REF] = SHORT[kind], ref_name
+    return kind, ref_name, refs
+
+
+def remember_ref(kind: str) -> None:
+    """Before the rerun a choice in "Compare with" causes: it is this kind's from now on."""
+    st.session_state[inspecting.ATT_REF_FOR][kind] = st.session_state[inspecting.ATT_REF]
+
+
 # --------------------------------------------------------------------------------------- page
 def show(sel, picked) -> None:
     task = sel.task
@@ -246,16 +282,8 @@ def show(sel, picked) -> None:
     tgt_in = inspecting.decoder_input_for(sel, picked, ver)
     answer(sel, picked, tgt_in, ver)
     view = inspecting.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
-    kinds = view.kinds
-    a, b = st.columns([3, 2], vertical_alignment="bottom")
-    kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, default=kinds[-1], required=True,
-                               key=inspecting.ATT_KIND, **links.SHARED)
-    refs = views_data.reference_patterns(view, kind)
-    first = views_data.EXPECTED if views_data.EXPECTED in refs else "previous position"
-    ref_name = b.selectbox("Compare with", list(refs), list(refs).index(first), key=inspecting.ATT_REF,
-                           **links.SHARED,
-                           help="The outlined cells in the big heatmap; match scores measure attention on them.")
-    score_table(view, kinds)
+    kind, ref_name, refs = pick_view(view)
+    score_table(view, view.kinds)
     pats, ref = view.patterns[kind], refs[ref_name]
     scores = views_data.match_scores(pats, ref)                          # (L, H), for the focus and the panels
     ent = views_data.head_entropy(pats, view.real_q[kind])

@@ -22,7 +22,8 @@ from ui.models import SelectedModel
 INSPECT_MODE, INSPECT_INDEX, INSPECT_TEXT = "inspect_mode", "inspect_index", "inspect_text"
 INSPECT_TEACHER, INSPECT_PAD = "inspect_teacher", "inspect_pad"
 # Attention page
-ATT_KIND, ATT_REF = "att_kind", "att_ref"
+ATT_KIND, ATT_REF = "att_kind", "att_ref"  # in the link as labels: ?att_kind=Cross&att_ref=same+position
+ATT_REF_FOR = "_att_ref_for"      # kind -> the comparison chosen for it (each kind keeps its own)
 ATT_LAYER, ATT_HEAD = "att_layer", "att_head"  # the focused head (ints; "L1" / "H2" in a shared link)
 ATT_MOSAIC = "att_mosaic"         # the mosaic chart (a click on a tile's name focuses that head)
 ATT_CLOSEUP = "att_closeup"       # the close-up chart, whose own slider flips heads in the browser

@@ -223,3 +223,40 @@ def test_the_input_follows_the_user_across_both_pages():
     assert_ok(at)
     assert at.number_input(key=inspecting.INSPECT_INDEX).value == 7
     assert any(line in m.value for m in at.markdown)
+
+
+def test_each_attention_kind_keeps_its_own_comparison_and_the_link_says_what_is_shown(monkeypatch):
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
+    at = open_app(ATTENTION, query={models.PRETRAINED: "reversal-fast"})
+    shown = lambda: (at.query_params[inspecting.ATT_KIND], at.query_params[inspecting.ATT_REF])  # noqa: E731
+    assert shown() == ("Cross", views_data.EXPECTED)
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("dec_self").run()
+    assert at.selectbox(key=inspecting.ATT_REF).value == "previous position"  # no task pattern for this kind
+    at.selectbox(key=inspecting.ATT_REF).set_value("same position").run()
+    assert shown() == ("Decoder self (masked)", "same position")
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("cross").run()
+    assert_ok(at)
+    assert at.selectbox(key=inspecting.ATT_REF).value == views_data.EXPECTED  # not the decoder's choice
+    assert shown() == ("Cross", views_data.EXPECTED)
+    sel, view = selected_view(at)
+    scores = views_data.match_scores(view.patterns["cross"], views_data.reference_patterns(view, "cross")[
+        views_data.EXPECTED])
+    layer, head, _ = views_data.best_head(scores)
+    assert (at.session_state[inspecting.ATT_LAYER], at.session_state[inspecting.ATT_HEAD]) == (layer, head)
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("dec_self").run()
+    assert at.selectbox(key=inspecting.ATT_REF).value == "same position"  # and the decoder kept its own
+
+
+def test_the_link_names_the_attention_kind_shown_after_the_model_changes():
+    at = open_app(ATTENTION, state={model_config.TASK: "sort"})
+    at.segmented_control(key=inspecting.ATT_KIND).set_value("enc_self").run()
+    at.session_state[model_config.TASK] = "char-lm"  # a model with one kind only
+    at.run()
+    at.session_state[model_config.TASK] = "sort"
+    at.run()
+    assert_ok(at)
+    kind = at.segmented_control(key=inspecting.ATT_KIND).value
+    assert at.query_params[inspecting.ATT_KIND] == {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)",
+                                                    "cross": "Cross"}[kind]
+    assert by_title(at, {"enc_self": "Encoder self-attention", "dec_self": "Decoder masked self-attention",
+                         "cross": "Cross-attention"}[kind])
