@@ -30,15 +30,15 @@ MIN_HEIGHT = 250
 SLIDER_PX = 65  # a slider's rail and labels between a figure's title and its plot
 # plotly_white's look (the parts a 2-D chart uses), written into each figure's layout rather than attached
 # as a template. Streamlit's chart hands Plotly a fresh copy of every new figure right after drawing it;
-# a template is an object Plotly cannot compare, so a copy with one is recalculated and redrawn in full
-# (a third of a view change), while a copy without one, with a fixed `datarevision` (below), is seen as
-# unchanged. Also faster to build: assigning a template deep-copies and validates it.
+# a template is an object Plotly cannot compare, so a copy with one is recalculated and redrawn in full,
+# while a copy without one, with a fixed `datarevision` (below), is seen as unchanged (bench/README.md,
+# session 9: "Every new chart was drawn twice"). Also faster to build: assigning a template deep-copies it.
 HOUSE = dict(autotypenumbers="strict", colorway=PALETTE, font=dict(color="#2a3f5f"), hovermode="closest",
              hoverlabel=dict(align="left"), paper_bgcolor="white", plot_bgcolor="white",
              shapedefaults=dict(line=dict(color="#2a3f5f")),
              annotationdefaults=dict(arrowcolor="#2a3f5f", arrowhead=0, arrowwidth=1))
 # ticklabeloverflow "allow": automargin already makes room for every label, and Plotly's default for a
-# linear axis measures each label again to hide any past the div (~15% of a chart's draw).
+# linear axis measures each label again to hide any past the div (bench/README.md, session 9: "the overflow pass").
 AXIS = dict(gridcolor="#EBF0F8", ticks="", zerolinecolor="#EBF0F8", zerolinewidth=2, ticklabeloverflow="allow",
             automargin=True)
 # Plotly draws no grid or zero line along a category axis, unless their colours are given, as AXIS does.
@@ -93,8 +93,8 @@ def _house(layout: dict) -> dict:
 
 
 # Plotly makes room for colorbars, legends and axis labels by growing the margins, and a margin that grows
-# makes it draw the whole chart again: almost every chart was drawn twice (~8 of ~19 ms a chart, in the
-# browser). So each figure starts with margins that already hold what it puts in them (`_make_room`), from its
+# makes it draw the whole chart again (bench/README.md, session 10: "Charts still drew twice").
+# So each figure starts with margins that already hold what it puts in them (`_make_room`), from its
 # text measured erring wide (`_text_px`); a wider font still only costs the second draw. Sizes in px, Plotly's
 # own (12 px labels, 14 px titles), measured in Chromium with a little to spare.
 X_LABELS_PX = 28    # an x axis's tick labels, under the plot
@@ -194,9 +194,10 @@ def _make_room(layout: dict, traces) -> None:
 def _figure(traces, title: str, height: float, layout: dict | None = None, **style) -> go.Figure:
     """The figure in one constructor call: the house style, the builder's `style`, then the caller's
     `layout` on top. Plotly validates a layout given up front once; `update_layout` / `add_hline` on a
-    built figure go through its relayout machinery at 3-10 ms a call (bench/README.md), and a page
-    redraws several. `datarevision` stays 0: a figure's data never changes in place (a new figure is a new
-    chart), so Plotly need not compare the arrays of the copy Streamlit hands it (see HOUSE)."""
+    built figure go through its relayout machinery, milliseconds a call (bench/README.md, "The app": where
+    a view change goes), and a page redraws several. `datarevision` stays 0: a figure's data never changes
+    in place (a new figure is a new chart), so Plotly need not compare the arrays of the copy Streamlit
+    hands it (see HOUSE)."""
     _no_template()
     base = dict(title=dict(text=title, x=0.0, xanchor="left"), height=max(MIN_HEIGHT, int(height)),
                 margin=dict(l=60, r=30, t=60 if title else 30, b=50), datarevision=0)
@@ -330,7 +331,7 @@ def mosaic_grid(m: dict, n_layers: int, n_heads: int) -> tuple[int, int]:
 def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, layout=None) -> go.Figure:
     """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
 
-    One trace with NaN gaps draws a 12 x 8 grid in about a second where 96 subplots take several.
+    One trace with NaN gaps, not a subplot a head: far quicker to draw (bench/README.md, "Attention mosaic").
     """
     p = _arr(patterns)  # (L, H, Q, K)
     n_l, n_h, q, k = p.shape

@@ -39,10 +39,8 @@ STATUSES = ("idle", "queued", "running", "stopped", "finished", "diverged", "fai
 ENDED = ("stopped", "finished", "diverged", "failed")
 RATE_WINDOW = 20                 # steps/s is measured over the last this-many steps
 
-# Guard rails. Measured on one thread of a busy 2-core machine, classroom-sized models train at
-# 12-30 GFLOP/s plus ~10 ms of Python and kernel-launch overhead per step; 10 GFLOP/s keeps the
-# estimate on the pessimistic side. Extra threads are not counted: on these small matrices a
-# second thread rarely doubles the speed. Evaluation steps are not counted either.
+# Guard rails: a speed below what classroom-sized models reach on one thread, so the estimate errs
+# pessimistic (bench/README.md, "Budget"). Extra threads and evaluation steps are not counted.
 MAX_TRAIN_BYTES = 2 * 2**30
 MAX_RUN_SECONDS = 600.0
 FLOPS_PER_SECOND = 10e9
@@ -255,7 +253,7 @@ class TrainingJob:
     def history_frame(self) -> pd.DataFrame:
         """The metrics, a row per step. The columns are kept and extended with the new steps only: the
         Train page asks for this table a few times a second while the job trains, and rebuilding every row
-        held the GIL ~19 ms a call at 800 steps (more as the run grows), time the training thread waited."""
+        held the GIL, which the training thread waited for (bench/README.md, "Job history")."""
         with self._columns_lock:
             with self._lock:
                 new = self._history[len(self._columns.get("step", ())):]
