@@ -5,7 +5,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from explorer import figures, runs
+from explorer import runs
+from explorer.figures.curves import training_curves
 from explorer.tasks import TASK_PRESETS
 from pages import training_ui as tu
 from pages import ui
@@ -115,14 +116,14 @@ def compare(chosen: list[Run]) -> None:
     with left:
         picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
                                 key=ui.RUNS_METRICS)
-        ui.chart(figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
-                                         title="Training curves", layout=dict(yaxis=dict(title=None))),
+        ui.chart(training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
+                                 title="Training curves", layout=dict(yaxis=dict(title=None))),
                  key="runs_curves_chart")
     with right:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
-        ui.chart(figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
-                                         layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
+        ui.chart(training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
+                                 layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
                  key="runs_exact_chart")
     st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)

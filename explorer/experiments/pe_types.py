@@ -10,8 +10,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from explorer import figures
 from explorer.config import POS_ENCODINGS
+from explorer.figures.curves import line_chart
 from explorer.training import evaluate
 
 from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
@@ -108,8 +108,8 @@ def draw(r: Result) -> list:
             bars(r.table, EXACT_OUT, f"Exact match on longer sequences ({n + 1}-{2 * n})", "exact match (%)", 100.0),
             bars(r.table, TOKEN_OUT, f"Token accuracy on longer sequences ({n + 1}-{2 * n}, teacher forced)",
                  "token accuracy (%)", 100.0),
-            figures.line_chart(series, "Validation exact match while training (trained lengths)", "step",
-                               "exact match", bands=bands)]
+            line_chart(series, "Validation exact match while training (trained lengths)", "step",
+                       "exact match", bands=bands)]
 
 
 NAME = "pe-types"
