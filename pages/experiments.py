@@ -5,7 +5,7 @@ from datetime import datetime
 import streamlit as st
 
 from explorer.experiment_job import ExperimentJob, cache_created
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from pages import experiments_ui as xu
 from pages import ui
 

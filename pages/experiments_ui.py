@@ -19,7 +19,7 @@ from explorer.config import POS_ENCODINGS
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, Experiment, Result, cache_key, cache_path, cached
 from explorer.experiments.sweep import AXES
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from explorer.tasks import TASK_PRESETS
 from pages.frame import live_fragment
 from pages.state import EXP_BUDGET, EXP_ERROR, EXP_JOB, EXP_NAME, EXP_PARAM, EXP_SHOWN

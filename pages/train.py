@@ -7,8 +7,9 @@ from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
 from explorer.gradients import grad_norm_table
 from explorer.inspect import ATTENTION_KINDS
-from explorer.jobs import TrainingJob, pool_counts
+from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
+from explorer.slots import pool_counts
 from explorer.training import AttentionSnapshot
 from pages import training_ui as tu
 from pages import ui

@@ -28,10 +28,12 @@ from streamlit import runtime
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from explorer import runs
+from explorer.budget import check_budget, estimate_budget
 from explorer.config import ModelConfig
-from explorer.jobs import ENDED, TrainingJob, check_budget, estimate_budget, pool_counts
+from explorer.jobs import ENDED, TrainingJob
 from explorer.model import build_model
 from explorer.runs import safe_name
+from explorer.slots import pool_counts
 from explorer.tasks import Task
 from explorer.training import SCHEDULES, TrainConfig
 from pages.frame import live_fragment

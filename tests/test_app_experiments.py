@@ -11,7 +11,7 @@ import pytest
 
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from pages import experiments_ui as xu
 from pages import training_ui as tu
 from tests.test_app import assert_ok, open_app, runs_dir  # noqa: F401 (autouse fixture)
