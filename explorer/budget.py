@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
 from .tasks import Task
-from .training import TrainConfig
+from .train_config import TrainConfig
 
 # Guard rails: a speed below what classroom-sized models reach on one thread, so the estimate errs
 # pessimistic (bench/README.md, "Budget"). Extra threads and evaluation steps are not counted.

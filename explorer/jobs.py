@@ -26,10 +26,12 @@ import pandas as pd
 import torch
 from torch import nn
 
+from .evaluation import AttentionSnapshot
 from .runs import MAX_NAME, delete_run, safe_name, save_run
 from .slots import slot_pool
 from .tasks import Task
-from .training import AttentionSnapshot, StepMetrics, TrainConfig, new_state, train_steps
+from .train_config import TrainConfig
+from .training import StepMetrics, new_state, train_steps
 
 log = logging.getLogger(__name__)
 

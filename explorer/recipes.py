@@ -10,7 +10,7 @@ The shipped models (pretrain.py) are trained with these same recipes, so there i
 
 from __future__ import annotations
 
-from .training import TrainConfig
+from .train_config import TrainConfig
 
 
 def _model(d_model: int, layers: int, n_heads: int = 4, d_ff: int | None = None, **kw) -> dict:

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer.evaluation import AttentionSnapshot
 from explorer.figures.attention import attention_heatmap, z_slider
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
@@ -10,7 +11,6 @@ from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
-from explorer.training import AttentionSnapshot
 from pages import training_ui as tu
 from pages import ui
 

@@ -35,7 +35,7 @@ from explorer.model import build_model
 from explorer.runs import safe_name
 from explorer.slots import pool_counts
 from explorer.tasks import Task
-from explorer.training import SCHEDULES, TrainConfig
+from explorer.train_config import SCHEDULES, TrainConfig
 from pages.frame import live_fragment
 from pages.state import (
     _DISK_RUNS,

@@ -23,7 +23,8 @@ from explorer.model import build_model
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
 from explorer.tasks import make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 from pages import training_ui as tu
 from pages import ui
 from tests.test_app import array, assert_ok, figures, open_app, runs_dir  # noqa: F401 (autouse fixture)

@@ -13,7 +13,7 @@ from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.slots import pool_counts
 from explorer.tasks import make_task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 
 
 @pytest.fixture

@@ -37,7 +37,7 @@ from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.runs import save_run
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 
 what, victim = sys.argv[2], sys.argv[3]
 task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=40, n_val=8))

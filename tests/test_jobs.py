@@ -21,7 +21,8 @@ from explorer.model import build_model
 from explorer.runs import list_runs, load_run
 from explorer.slots import pool_counts
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 TINY = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
 TASK = TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=300, n_val=20)

@@ -24,9 +24,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from torch import nn
 
+from explorer.evaluation import evaluate
 from explorer.figures.results import bar_with_error
 from explorer.tasks import Task
-from explorer.training import StepMetrics, TrainConfig, evaluate, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, train_steps
 
 SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
 TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")

@@ -11,8 +11,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from explorer.config import POS_ENCODINGS
+from explorer.evaluation import evaluate
 from explorer.figures.curves import line_chart
-from explorer.training import evaluate
 
 from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
 from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
