@@ -185,7 +185,8 @@ def headless_training(info) -> float:
     from explorer.config import ModelConfig
     from explorer.model import build_model
     from explorer.tasks import TaskConfig, make_task
-    from explorer.training import TrainConfig, train_steps
+    from explorer.train_config import TrainConfig
+    from explorer.training import train_steps
 
     task = make_task(TaskConfig.from_dict(info.task))
     cfg = TrainConfig.from_dict(info.train)

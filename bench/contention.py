@@ -23,7 +23,8 @@ sys.path.insert(0, str(ROOT))
 
 from explorer.model import build_model  # noqa: E402
 from explorer.tasks import make_task  # noqa: E402
-from explorer.training import TrainConfig, train_steps  # noqa: E402
+from explorer.train_config import TrainConfig  # noqa: E402
+from explorer.training import train_steps  # noqa: E402
 
 
 def rates(task, cfg: TrainConfig, n_threads: int) -> list[float]:

@@ -38,7 +38,8 @@ from explorer import inspect  # noqa: E402
 from explorer.config import ModelConfig  # noqa: E402
 from explorer.model import build_model  # noqa: E402
 from explorer.tasks import make_task  # noqa: E402
-from explorer.training import TrainConfig, train_steps  # noqa: E402
+from explorer.train_config import TrainConfig  # noqa: E402
+from explorer.training import train_steps  # noqa: E402
 
 CONFIGS = {"small": (64, 4, 2, 256), "large": (128, 4, 3, 512)}
 BATCH = 64

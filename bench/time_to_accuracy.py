@@ -39,11 +39,13 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from explorer.config import ModelConfig  # noqa: E402
+from explorer.evaluation import evaluate  # noqa: E402
 from explorer.model import build_model  # noqa: E402
 from explorer.pretrain import held_out_task  # noqa: E402
 from explorer.recipes import recommended  # noqa: E402
 from explorer.tasks import TASK_PRESETS, make_task  # noqa: E402
-from explorer.training import TrainConfig, evaluate, train_steps  # noqa: E402
+from explorer.train_config import TrainConfig  # noqa: E402
+from explorer.training import train_steps  # noqa: E402
 
 RESULTS = Path(__file__).resolve().parent / "results"
 HELD_OUT = 500

@@ -22,7 +22,8 @@ from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import safe_name, save_run
 from .tasks import TASK_PRESETS, make_task
-from .training import SCHEDULES, StepMetrics, TrainConfig, new_state, train_steps
+from .train_config import SCHEDULES, TrainConfig
+from .training import StepMetrics, new_state, train_steps
 
 
 class UsageError(Exception):

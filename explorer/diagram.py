@@ -249,7 +249,7 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
     pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", none="no PE")
     title = (f"{arch[cfg.arch]} · {cfg.norm.capitalize()}-LN · d_model = {d:,} · {cfg.n_heads} heads · "
              f"{pos[cfg.pos_encoding]}")
-    # One constructor call: update_layout on a built figure costs several ms more (figures._figure).
+    # One constructor call: update_layout on a built figure is slower (explorer/figures/layout.py, `figure`).
     return go.Figure(hover, layout=dict(
         shapes=canvas.shapes, annotations=canvas.annotations,
         title=dict(text=title, x=0.0, xanchor="left", font=dict(size=14)),
@@ -257,4 +257,4 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
         xaxis=dict(axis, range=list(X_RANGE)),
         yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
         hoverlabel=dict(font_size=13, align="left"), plot_bgcolor="white", paper_bgcolor="white",
-        datarevision=0))  # as figures._figure: so Plotly sees Streamlit's copy of it as unchanged
+        datarevision=0))  # as figures.layout.figure: so Plotly sees Streamlit's copy of it as unchanged

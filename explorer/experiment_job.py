@@ -25,7 +25,7 @@ import torch
 
 from .experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, run_cached
 from .experiments.runner import RESULT_FILE, cache_path, resolve_params
-from .jobs import slot_pool
+from .slots import slot_pool
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,8 @@
 
 The Train page keeps one job per session in st.session_state and polls it; nothing here touches
 Streamlit. The worker appends under a lock and readers get copies, so a poll never sees a torn list.
-One server-wide slot pool caps how many jobs train at once; the others wait in a FIFO queue.
-`check_budget` refuses, before anything starts, runs too big for a laptop CPU.
+The server-wide slot pool (explorer/slots.py) caps how many jobs train at once; the others wait in a
+FIFO queue. `budget.check_budget` refuses, before anything starts, runs too big for a laptop CPU.
 """
 
 from __future__ import annotations
@@ -16,22 +16,22 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
 
 import pandas as pd
 import torch
 from torch import nn
 
-from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from .evaluation import AttentionSnapshot
 from .runs import MAX_NAME, delete_run, safe_name, save_run
+from .slots import slot_pool
 from .tasks import Task
-from .training import AttentionSnapshot, StepMetrics, TrainConfig, new_state, train_steps
+from .train_config import TrainConfig
+from .training import StepMetrics, new_state, train_steps
 
 log = logging.getLogger(__name__)
 
@@ -39,160 +39,6 @@ STATUSES = ("idle", "queued", "running", "stopped", "finished", "diverged", "fai
 ENDED = ("stopped", "finished", "diverged", "failed")
 RATE_WINDOW = 20                 # steps/s is measured over the last this-many steps
 
-# Guard rails. Measured on one thread of a busy 2-core machine, classroom-sized models train at
-# 12-30 GFLOP/s plus ~10 ms of Python and kernel-launch overhead per step; 10 GFLOP/s keeps the
-# estimate on the pessimistic side. Extra threads are not counted: on these small matrices a
-# second thread rarely doubles the speed. Evaluation steps are not counted either.
-MAX_TRAIN_BYTES = 2 * 2**30
-MAX_RUN_SECONDS = 600.0
-FLOPS_PER_SECOND = 10e9
-STEP_OVERHEAD_S = 0.01
-
-
-def _env_max_jobs() -> int:
-    try:
-        return max(1, int(os.environ.get("EXPLORER_MAX_JOBS", "2")))
-    except ValueError:  # a typo in the environment must not stop the server
-        return 2
-
-
-MAX_CONCURRENT_JOBS = _env_max_jobs()
-
-
-# ---------------------------------------------------------------------------------------------
-# Budget: refuse a run before it starts
-# ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Budget:
-    params: int
-    state_bytes: float        # weights, gradients and Adam moments
-    activation_bytes: float
-    step_s: float             # estimated seconds per training step
-    run_s: float              # step_s * steps
-
-    @property
-    def memory_bytes(self) -> float:
-        return self.state_bytes + self.activation_bytes
-
-
-def estimate_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Budget:
-    """Memory (config.train_memory_bytes) and time (FLOPs at FLOPS_PER_SECOND) of one run."""
-    seq_len = task.longest + 1  # a seq2seq target carries BOS or EOS
-    mem = train_memory_bytes(cfg, train_cfg.batch_size, seq_len)
-    flops = flops_per_token(cfg, seq_len)["train"] * train_cfg.batch_size * seq_len
-    step_s = STEP_OVERHEAD_S + flops / FLOPS_PER_SECOND
-    return Budget(param_count(cfg)["total"], mem["weights"] + mem["gradients"] + mem["optimizer"],
-                  mem["activations"], step_s, step_s * train_cfg.steps)
-
-
-def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:
-    """Raise ValueError, saying what to reduce, if the run would not fit this machine."""
-    cores = os.cpu_count() or 1
-    if train_cfg.threads > cores:
-        raise ValueError(f"threads={train_cfg.threads} is more than the {cores} CPU cores of this machine; "
-                         f"use threads <= {cores}")
-    b = estimate_budget(cfg, train_cfg, task)
-    if b.memory_bytes > MAX_TRAIN_BYTES:
-        need = f"training this model needs about {b.memory_bytes / 2**30:.2f} GiB, over the " \
-               f"{MAX_TRAIN_BYTES / 2**30:.0f} GiB limit"
-        if b.state_bytes >= b.activation_bytes:
-            raise ValueError(f"{need}: most of it is its {human(b.params)} parameters with their gradients "
-                             "and Adam moments; reduce d_model, d_ff, the number of layers or the vocabulary")
-        raise ValueError(f"{need}: most of it is activations; reduce batch_size={train_cfg.batch_size}, "
-                         "d_model or the number of layers")
-    if b.run_s > MAX_RUN_SECONDS:
-        fits = int((MAX_RUN_SECONDS - STEP_OVERHEAD_S) // b.step_s)
-        fewer = f"reduce steps to {fits} or fewer, or " if fits >= 1 else ""
-        raise ValueError(f"{train_cfg.steps} steps would take about {b.run_s / 60:.0f} min "
-                         f"({b.step_s:.2f} s per step at ~{FLOPS_PER_SECOND / 1e9:.0f} GFLOP/s), over the "
-                         f"{MAX_RUN_SECONDS / 60:.0f} min limit; {fewer}reduce batch_size, d_model, d_ff "
-                         "or the number of layers")
-
-
-# ---------------------------------------------------------------------------------------------
-# The server-wide slot pool (the only module-level state)
-# ---------------------------------------------------------------------------------------------
-
-class SlotHolder(Protocol):
-    """What the pool asks of a job (a TrainingJob, an experiment_job.ExperimentJob): the pool calls
-    `_granted()`, holding its own lock, when the job gets its slot."""
-
-    def _granted(self) -> None: ...
-
-
-class _SlotPool:
-    """At most MAX_CONCURRENT_JOBS jobs train at once; the others wait first come, first served.
-    Lock order: the pool's lock, then a job's (a job never calls the pool holding its own)."""
-
-    def __init__(self) -> None:
-        self._cond = threading.Condition()
-        self._waiting: deque[SlotHolder] = deque()
-        self._running: set[SlotHolder] = set()
-
-    def _grant(self) -> None:  # caller holds _cond; reads the limit now, so tests can change it
-        granted = False
-        while self._waiting and len(self._running) < max(1, MAX_CONCURRENT_JOBS):
-            job = self._waiting.popleft()
-            self._running.add(job)
-            job._granted()
-            granted = True
-        if granted:  # waking the waiters for nothing made them wake each other in a busy loop
-            self._cond.notify_all()
-
-    def enqueue(self, job: SlotHolder) -> None:
-        with self._cond:
-            self._waiting.append(job)
-            self._grant()
-
-    def wait_turn(self, job: SlotHolder, stop: threading.Event) -> bool:
-        """Block until job holds a slot (True) or has left the queue (False)."""
-        with self._cond:
-            while job not in self._running:
-                if stop.is_set() or job not in self._waiting:
-                    return False
-                self._grant()  # the limit may have been raised meanwhile
-                self._cond.wait(0.25)
-            return True
-
-    def withdraw(self, job: SlotHolder) -> None:
-        with self._cond:
-            if job in self._waiting:
-                self._waiting.remove(job)
-            self._cond.notify_all()
-
-    def release(self, job: SlotHolder) -> None:
-        with self._cond:
-            self._running.discard(job)
-            if job in self._waiting:
-                self._waiting.remove(job)
-            self._grant()
-
-    def position(self, job: SlotHolder) -> int | None:
-        with self._cond:
-            return self._waiting.index(job) + 1 if job in self._waiting else None
-
-    def counts(self) -> tuple[int, int]:
-        with self._cond:
-            return len(self._running), len(self._waiting)
-
-
-_POOL = _SlotPool()
-
-
-def pool_counts() -> tuple[int, int]:
-    """(jobs training, jobs waiting) on this server, for the UI."""
-    return _POOL.counts()
-
-
-def slot_pool() -> _SlotPool:
-    """The server-wide pool, for other kinds of job (explorer.experiment_job) that share its slots."""
-    return _POOL
-
-
-# ---------------------------------------------------------------------------------------------
-# The job
-# ---------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class Progress:
@@ -255,7 +101,7 @@ class TrainingJob:
     def history_frame(self) -> pd.DataFrame:
         """The metrics, a row per step. The columns are kept and extended with the new steps only: the
         Train page asks for this table a few times a second while the job trains, and rebuilding every row
-        held the GIL ~19 ms a call at 800 steps (more as the run grows), time the training thread waited."""
+        held the GIL, which the training thread waited for (bench/README.md, "Job history")."""
         with self._columns_lock:
             with self._lock:
                 new = self._history[len(self._columns.get("step", ())):]
@@ -276,7 +122,7 @@ class TrainingJob:
             return self._snapshots[-1] if self._snapshots else None
 
     def progress(self) -> Progress:
-        position = _POOL.position(self)
+        position = slot_pool().position(self)
         with self._lock:
             step, total = self._step, self._cfg.steps
             rate = None
@@ -313,7 +159,7 @@ class TrainingJob:
         """Ask the worker to stop after the current step (a queued job leaves the queue at once).
         With wait, join up to timeout seconds. Returns True once the worker has ended."""
         self._stop.set()
-        _POOL.withdraw(self)
+        slot_pool().withdraw(self)
         if wait and self._thread is not threading.current_thread():
             return self.join(timeout)
         return not self.alive
@@ -338,7 +184,7 @@ class TrainingJob:
         with self._lock:
             self._status, self._message = "queued", "waiting for a free training slot"
         self._thread = threading.Thread(target=self._work, name=f"train-{self.name}", daemon=True)
-        _POOL.enqueue(self)  # may grant a slot at once
+        slot_pool().enqueue(self)  # may grant a slot at once
         self._thread.start()
 
     def _granted(self) -> None:  # called by the pool, holding its lock
@@ -351,13 +197,14 @@ class TrainingJob:
 
     def _work(self) -> None:
         status, message = "failed", ""
+        pool = slot_pool()
         try:
             torch.set_num_threads(self.train_cfg.threads)  # per OS thread: must happen in the worker
-            if _POOL.wait_turn(self, self._stop):
+            if pool.wait_turn(self, self._stop):
                 try:
                     outcome, reason = self._train()
                 finally:
-                    _POOL.release(self)  # the next job may start while this one saves
+                    pool.release(self)  # the next job may start while this one saves
             else:
                 outcome, reason = "stopped", "stopped while waiting for a free training slot"
             status, message = outcome, self._save_message(outcome, reason)
@@ -365,7 +212,7 @@ class TrainingJob:
             log.warning("training job %r failed", self.name, exc_info=True)
             message = str(exc) or type(exc).__name__
         finally:
-            _POOL.release(self)
+            pool.release(self)
             self._set(status, message)  # last: once a job has ended, resume() may launch again
             if self.on_update is not None:
                 try:
@@ -427,6 +274,4 @@ class TrainingJob:
         return info.name
 
 
-__all__ = ["STATUSES", "ENDED", "MAX_CONCURRENT_JOBS", "MAX_TRAIN_BYTES", "MAX_RUN_SECONDS", "FLOPS_PER_SECOND",
-           "STEP_OVERHEAD_S", "Budget", "estimate_budget", "check_budget", "Progress", "TrainingJob",
-           "pool_counts", "slot_pool", "SlotHolder"]
+__all__ = ["STATUSES", "ENDED", "RATE_WINDOW", "Progress", "TrainingJob"]

@@ -26,10 +26,12 @@ import torch
 
 from .checkpoints import MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
 from .config import ModelConfig, param_count
+from .evaluation import evaluate
 from .model import build_model
 from .recipes import recommended
 from .tasks import PAD, TASK_PRESETS, Batch, Task, TaskConfig, make_task
-from .training import StepMetrics, TrainConfig, evaluate, train_steps
+from .train_config import TrainConfig
+from .training import StepMetrics, train_steps
 
 MANIFEST = "manifest.json"
 FRESH_SEED_OFFSET = 1000   # the fresh validation set: the same task config, seed + 1000

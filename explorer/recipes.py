@@ -10,7 +10,7 @@ The shipped models (pretrain.py) are trained with these same recipes, so there i
 
 from __future__ import annotations
 
-from .training import TrainConfig
+from .train_config import TrainConfig
 
 
 def _model(d_model: int, layers: int, n_heads: int = 4, d_ff: int | None = None, **kw) -> dict:
@@ -29,9 +29,7 @@ RECOMMENDED: dict[str, tuple[dict, TrainConfig]] = {
     # The classroom preset: 4-8 digits; >= 95% exact match in a few seconds, 100% by the end.
     "reversal-fast": (_model(32, 2), _train(800, 3e-3)),
     # The chapter's exercise 2.3: 10-20 integers in 1..100, the textbook model (64/4/2+2/256). A short
-    # cosine is the lever that counts: 99% greedy exact match at step 575-625 of 700, against ~1,100 of
-    # 1,400 and never with a constant lr; over 600 steps one seed of three got there only at the last
-    # step (bench/README.md).
+    # cosine is the lever that counts; 700 steps end with margin (bench/README.md, "Time to accuracy").
     "reversal-seed": (_model(64, 2, d_ff=256), _train(700, 5e-3, warmup=100)),
     "copy": (_model(32, 1), _train(400, 3e-3)),
     "sort": (_model(32, 2), _train(800, 3e-3)),

@@ -3,8 +3,8 @@
 import pandas as pd
 import streamlit as st
 
-from explorer import figures
 from explorer.config import REFERENCE_PRESETS, ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from explorer.figures.architecture import architecture_diagram, param_breakdown
 from ui import frame, links, model_config, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -73,13 +73,13 @@ def show(cfg: ModelConfig) -> None:
     with right:
         parts = param_count(cfg)
         st.subheader("Parameters")
-        widgets.chart(figures.param_breakdown(parts, title=f"{parts['total']:,} parameters"))
+        widgets.chart(param_breakdown(parts, title=f"{parts['total']:,} parameters"))
         st.caption("Embeddings grow with the vocabulary, attention and FFN with d_model² per layer; "
                    "LayerNorms are tiny.")
         batch, seq = cost(cfg)
     with left:
         st.subheader("The stack")
-        widgets.chart(fit_diagram(figures.architecture_diagram(cfg, batch=batch, seq_len=seq)))
+        widgets.chart(fit_diagram(architecture_diagram(cfg, batch=batch, seq_len=seq)))
         st.caption(f"Shapes for batch {batch} and length {seq}. Hover a box for its parameter count; "
                    "switch LayerNorm between Pre-LN and Post-LN to see where normalisation moves.")
 

@@ -7,7 +7,17 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer import figures, views_data
+from explorer import views_data
+from explorer.figures.attention import (
+    attention_entropy_bars,
+    attention_heatmap,
+    attention_mosaic,
+    mosaic_grid,
+    mosaic_layout,
+    z_slider,
+)
+from explorer.figures.layout import EXPECTED_COLOUR
+from explorer.figures.results import sweep_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
 from ui import frame, inspecting, models, slider_events, widgets
@@ -97,10 +107,10 @@ def fit_mosaic(rows: int, cols: int, width_px: float = 950, max_height: float = 
 
 
 def outline_tile(m: dict, layer: int, head: int, q: int, k: int) -> dict:
-    """The focused tile's frame, as a layout shape (`m`: figures.mosaic_layout)."""
+    """The focused tile's frame, as a layout shape (`m`: mosaic_layout)."""
     r0, c0 = layer * m["row_stride"], head * m["col_stride"]
     return dict(type="rect", x0=c0 - 0.5, x1=c0 + k - 0.5, y0=r0 - 0.5, y1=r0 + q - 0.5,
-                line=dict(color=figures.EXPECTED_COLOUR, width=3), name="focused")
+                line=dict(color=EXPECTED_COLOUR, width=3), name="focused")
 
 
 def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, k_labels) -> dict:
@@ -137,16 +147,16 @@ def click_targets(m: dict, cell_px: float, n_layers: int, n_heads: int) -> go.Sc
 def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
-    m = figures.mosaic_layout(n_h, q, k)
-    cell, height = fit_mosaic(*figures.mosaic_grid(m, n_l, n_h))
+    m = mosaic_layout(n_h, q, k)
+    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h))
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
-    # costs milliseconds a call (explorer/figures.py _figure).
+    # costs milliseconds a call (explorer/figures/layout.py, figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
                   clickmode="event", **token_ticks(m, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind]))
-    fig = figures.attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
-                                   view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
-                                   title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
-                                         f"{plural(n_h, 'head')}")
+    fig = attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
+                           view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
+                           title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
+                                 f"{plural(n_h, 'head')}")
     fig.add_trace(click_targets(m, cell, n_l, n_h))
     widgets.chart(fig, key=inspecting.ATT_MOSAIC)  # a click on a tile's name moves the close-up's slider (see show)
     st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
@@ -156,15 +166,15 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
 def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:
     n_l, n_h = scores.shape
     if not np.isnan(scores).all():
-        widgets.chart(figures.sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
-                                            title=f"Match with {ref_name}",
-                                            layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
+        widgets.chart(sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                    title=f"Match with {ref_name}",
+                                    layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
         st.caption("How closely each head follows the outlined pattern (1 = exactly).")
     else:
         st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
-    widgets.chart(figures.attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
-                                                 title="Attention entropy per head", layout=dict(height=300)))
+    widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
+                                         title="Attention entropy per head", layout=dict(height=300)))
     st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
                "its weight evenly, as an untrained head does.")
 
@@ -230,9 +240,9 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     shown = heads.index(shown_head(focus, context))
     # Ticks named while the names fit (Plotly would label only every n-th); the title names the head.
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
-    slider = figures.z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
-    widgets.chart(figures.attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
-                                            title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
+    slider = z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
+    widgets.chart(attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
+                                    title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
                   key=inspecting.ATT_CLOSEUP)
     st.caption("Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
                f"tile's name in the mosaic. Outlined: {ref_name}. Grey: cells the mask forbids (the future, or "

@@ -6,7 +6,7 @@ import streamlit as st
 
 from explorer.experiment_job import ExperimentJob, cache_created
 from explorer.experiments import EXPERIMENTS
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from ui import experiment_job, experiment_params, frame, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py

@@ -3,7 +3,8 @@
 import numpy as np
 import streamlit as st
 
-from explorer import figures
+from explorer.figures.curves import training_curves
+from explorer.figures.gradients import grad_norm_heatmap, grad_norm_profile
 from explorer.gradients import DepthProfile, depth_profile, grad_norm_table
 from ui import frame, links, models, state, widgets
 
@@ -53,7 +54,7 @@ def at_initialisation() -> None:
                    help="‖∂loss/∂θ‖ of each block's parameters, or ‖∂loss/∂x‖ of the residual stream entering it.")
     values = {name: v[what] for name, v in profiles(n_layers, d_model, seed).items()}
     title = f"Gradient norm per layer at initialisation ({n_layers} layers, d_model = {d_model})"
-    widgets.chart(figures.grad_norm_profile(values, title=title), key="grad_profile_chart")
+    widgets.chart(grad_norm_profile(values, title=title), key="grad_profile_chart")
     st.caption("Two fresh encoder stacks with the same weights and the same random batch of tokens; one "
                "cross-entropy loss against random labels goes backward once. Layer 0 is the first (input) "
                "layer, the log scale shows ratios.")
@@ -109,12 +110,12 @@ def over_training() -> None:
         name, table = picked[key]
         if table is not None:
             _, norms, labels, steps = table
-            fig = figures.grad_norm_heatmap(norms, labels, steps, title=name, log_range=log_range)
+            fig = grad_norm_heatmap(norms, labels, steps, title=name, log_range=log_range)
             with col:
                 widgets.chart(fig, key=f"chart_{key}")
     totals = {name: t[0] for _, name, t in tables}
-    fig = figures.training_curves(totals, metrics=("grad_norm",), title="Total gradient norm (before clipping)",
-                                  log_y=True)
+    fig = training_curves(totals, metrics=("grad_norm",), title="Total gradient norm (before clipping)",
+                          log_y=True)
     widgets.chart(fig, key="grad_total_chart")
     st.caption("Both heatmaps share one colour scale, so a colour means the same norm in both runs. Look at "
                "the first steps, while the warmup is still raising the learning rate, and at how even each "

@@ -5,7 +5,8 @@ import math
 import numpy as np
 import streamlit as st
 
-from explorer import figures, views_data
+from explorer import views_data
+from explorer.figures.outputs import entropy_chart, output_heatmap
 from explorer.tasks import EOS
 from ui import frame, inspecting, links, models, widgets
 
@@ -25,13 +26,13 @@ def distribution(task, probs: np.ndarray, rows: list[str], short: list[str], tar
         top_k = st.slider("Tokens shown (top-k)", 2, v, min(v, 20), key=inspecting.OUT_TOP_K, **links.SHARED,
                           help="Keeps the tokens that get the most probability somewhere in the sequence.")
         targets = None if targets is None else list(targets)[:len(rows)]  # an output cut short has fewer rows
-        widgets.chart(figures.output_heatmap(probs, rows, task.vocab, top_k=top_k, targets=targets,
-                                             title=f"{what}: probability of each token"))
+        widgets.chart(output_heatmap(probs, rows, task.vocab, top_k=top_k, targets=targets,
+                                     title=f"{what}: probability of each token"))
         st.caption("Each row is one step and sums to 1; outlined cells are the right answers. A trained "
                    "model puts nearly all its weight on one cell per row.")
     with right:
         ent = views_data.row_entropy(probs)
-        widgets.chart(figures.entropy_chart(ent, short, max_entropy=math.log(v), title="Entropy per position"))
+        widgets.chart(entropy_chart(ent, short, max_entropy=math.log(v), title="Entropy per position"))
         st.caption(f"0 nats: certain. The dashed line, log V = {math.log(v):.2f}, is a uniform guess over "
                    f"all {v} tokens, which is where an untrained model starts.")
 
@@ -96,9 +97,9 @@ def show_classifier(sel, picked) -> None:
     c.metric("Correct answer", task.class_names[picked.target[0]], border=True)
     left, _ = st.columns([3, 2])
     with left:
-        widgets.chart(figures.output_heatmap(probs, ["this input"], task.class_names, targets=picked.target,
-                                             title="Class probabilities (outlined: the right answer)",
-                                             layout=dict(xaxis=dict(title="class"), yaxis=dict(title=""))))
+        widgets.chart(output_heatmap(probs, ["this input"], task.class_names, targets=picked.target,
+                                     title="Class probabilities (outlined: the right answer)",
+                                     layout=dict(xaxis=dict(title="class"), yaxis=dict(title=""))))
     st.caption("The encoder's vectors are averaged and a linear layer scores the two classes. A model without "
                "positional encoding cannot tell the orders apart and hovers near 50%.")
 

@@ -4,7 +4,8 @@ import numpy as np
 import streamlit as st
 import torch
 
-from explorer import figures
+from explorer.figures.curves import line_chart
+from explorer.figures.positional import pe_heatmap, similarity_heatmap
 from explorer.positional import LearnedEncoding, rope_angles, rope_rotate, sinusoidal_table
 from ui import frame, links, model_config, models, state, widgets
 
@@ -78,15 +79,15 @@ def show_sinusoidal(d_model: int, n_pos: int, base: float) -> None:
     table = sinusoids(n_pos, d_model, base)
     left, right = st.columns(2, gap="large")
     with left:
-        widgets.chart(figures.pe_heatmap(table, title=f"Sinusoidal PE: {n_pos} positions × {d_model} dimensions"))
+        widgets.chart(pe_heatmap(table, title=f"Sinusoidal PE: {n_pos} positions × {d_model} dimensions"))
         st.caption("Each column is a wave: the first dimensions flip quickly, the last ones barely move. "
                    "Read a row to get one position's fingerprint; no two rows are alike.")
     with right:
-        widgets.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                                 zmin=-1, zmax=1, layout=SQUARE))
+        widgets.chart(similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                         zmin=-1, zmax=1, layout=SQUARE))
         st.caption("Neighbouring positions look alike (the dark band along the diagonal) and similarity fades "
                    "with distance: nearness in the sequence becomes nearness in vector space.")
-    fig = figures.line_chart(offset_dots(d_model, base), title="PE(pos) · PE(pos + k) against the offset k",
+    fig = line_chart(offset_dots(d_model, base), title="PE(pos) · PE(pos + k) against the offset k",
                              x_title="offset k", y_title="dot product", layout=LEGEND_ABOVE, dashed=True)
     widgets.chart(fig)
     note = (" With an odd d_model the last sine has no cosine partner, so the curves part slightly."
@@ -102,20 +103,20 @@ def show_rope(d_model: int, n_pos: int, base: float) -> None:
         return
     left, right = st.columns(2, gap="large")
     with left:
-        widgets.chart(figures.pe_heatmap(rope_table(n_pos, d_model, base),
+        widgets.chart(pe_heatmap(rope_table(n_pos, d_model, base),
                                          title="RoPE: cos and sin of each rotation angle"))
         st.caption("RoPE adds nothing to the embeddings. Inside attention it turns each pair of query and key "
                    "dimensions by position × frequency; these are the cosines and sines of those angles.")
     scores = rope_scores(d_model, base, max(STARTS) + MAX_OFFSET + 1)  # (P, P)
     shown = min(n_pos, 64)
     with right:
-        widgets.chart(figures.similarity_heatmap(scores[:shown, :shown],
-                                                 title="q·k after rotation: query at m, key at n", layout=SQUARE))
+        widgets.chart(similarity_heatmap(scores[:shown, :shown],
+                                         title="q·k after rotation: query at m, key at n", layout=SQUARE))
         st.caption("One random query and key, placed at every pair of positions. Each diagonal has a "
                    "single colour: the score depends only on n − m.")
     offsets = np.arange(MAX_OFFSET + 1)
     curves = {f"query at {m}": (offsets.tolist(), scores[m, m + offsets].tolist()) for m in STARTS}
-    widgets.chart(figures.line_chart(curves, title="q·k against the relative distance n − m",
+    widgets.chart(line_chart(curves, title="q·k against the relative distance n − m",
                                      x_title="relative distance n − m", y_title="q · k", layout=LEGEND_ABOVE,
                                      dashed=True))
     st.caption("Moving both tokens along the sequence leaves the curve unchanged: RoPE encodes relative "
@@ -138,14 +139,14 @@ def show_learned() -> None:
     trained = "random, untrained" if sel.source == "untrained" else "trained"
     left, right = st.columns(2, gap="large")
     with left:
-        fig = figures.pe_heatmap(table, title=f"Learned {name} positions ({trained})")
+        fig = pe_heatmap(table, title=f"Learned {name} positions ({trained})")
         m = float(np.abs(table).max()) or 1.0
         widgets.chart(fig.update_traces(zmin=-m, zmax=m))
         st.caption(f"The table of {sel.label}: one trainable vector per position, up to max_len and no "
                    "further. Only training gives these rows an order; before it they are noise.")
     with right:
-        widgets.chart(figures.similarity_heatmap(cosine(table), title="Cosine similarity between positions",
-                                                 zmin=-1, zmax=1, layout=SQUARE))
+        widgets.chart(similarity_heatmap(cosine(table), title="Cosine similarity between positions",
+                                         zmin=-1, zmax=1, layout=SQUARE))
         st.caption("After training on an order-sensitive task, neighbouring positions usually end up "
                    "similar, as with the sinusoids; untrained, only the diagonal stands out.")
 

@@ -5,7 +5,8 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from explorer import figures, runs
+from explorer import runs
+from explorer.figures.curves import training_curves
 from explorer.tasks import TASK_PRESETS
 from ui import frame, model_config, models, saved_runs, state, train_view, training_job, widgets
 
@@ -115,15 +116,15 @@ def compare(chosen: list[Run]) -> None:
     with left:
         picked = st.multiselect("Curves", list(METRICS), default=["loss", "val_loss"], format_func=METRICS.get,
                                 key=state.RUNS_METRICS)
-        widgets.chart(figures.training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
-                                              title="Training curves", layout=dict(yaxis=dict(title=None))),
-                 key="runs_curves_chart")
+        widgets.chart(training_curves(frames, metrics=[METRICS[m] for m in picked or ["loss"]],
+                                      title="Training curves", layout=dict(yaxis=dict(title=None))),
+                      key="runs_curves_chart")
     with right:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
-        widgets.chart(figures.training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
-                                              layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
-                 key="runs_exact_chart")
+        widgets.chart(training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
+                                      layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
+                      key="runs_exact_chart")
     st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)
 

@@ -2,12 +2,15 @@
 
 import streamlit as st
 
-from explorer import figures
+from explorer.evaluation import AttentionSnapshot
+from explorer.figures.attention import attention_heatmap, z_slider
+from explorer.figures.curves import training_curves
+from explorer.figures.gradients import grad_norm_heatmap
 from explorer.gradients import grad_norm_table
 from explorer.inspect import ATTENTION_KINDS
-from explorer.jobs import TrainingJob, pool_counts
+from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
-from explorer.training import AttentionSnapshot
+from explorer.slots import pool_counts
 from ui import frame, links, model_config, models, slider_events, train_settings, train_view, training_job, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -116,14 +119,14 @@ def curves(job: TrainingJob, hist) -> None:
     shown = train_view.thin(hist).rename(columns=CURVES)
     left, right = st.columns(2)
     with left:
-        widgets.chart(figures.training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss",
-                                              layout=dict(yaxis=dict(title="cross-entropy (nats)"))),
-                 key="train_loss_chart")
+        widgets.chart(training_curves(shown, metrics=[CURVES[m] for m in ("loss", "val_loss")], title="Loss",
+                                      layout=dict(yaxis=dict(title="cross-entropy (nats)"))),
+                      key="train_loss_chart")
     with right:
         metrics = [CURVES[m] for m in ACCURACY[job.task.kind]]
-        widgets.chart(figures.training_curves(shown, metrics=metrics, title="Accuracy",
-                                              layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
-                 key="train_acc_chart")
+        widgets.chart(training_curves(shown, metrics=metrics, title="Accuracy",
+                                      layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
+                      key="train_acc_chart")
 
 
 def expected(job: TrainingJob, snap: AttentionSnapshot):
@@ -174,17 +177,17 @@ def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: 
     """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
     kind, last = snaps[-1].kind, snaps[-1]
     titles = [f"{ATTENTION_KINDS[kind]} · {STACK[kind]} {layer} · head {head} · step {s.step}" for s in snaps]
-    slider = None if len(snaps) == 1 else figures.z_slider(
+    slider = None if len(snaps) == 1 else z_slider(
         [str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps], titles, len(snaps) - 1)
-    return figures.attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
-                                     expected=expected(job, last), slider=slider, play=True)
+    return attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
+                             expected=expected(job, last), slider=slider, play=True)
 
 
 def gradients(hist) -> None:
     norms, labels, steps = grad_norm_table(hist, MAX_GRAD_STEPS)
     if not steps:
         return
-    fig = figures.grad_norm_heatmap(norms, labels, steps, title="Gradient norm per layer")
+    fig = grad_norm_heatmap(norms, labels, steps, title="Gradient norm per layer")
     widgets.chart(fig, key="train_grad_chart")
     st.caption("Each column is one step; brighter = larger gradient on that layer's weights (log scale).")
 

@@ -16,7 +16,7 @@ import streamlit as st
 
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from ui.frame import live_fragment
 from ui.session_jobs import keep_with_tab
 

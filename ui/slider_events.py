@@ -7,7 +7,7 @@ not its slider, so this component (JavaScript only, nothing on screen) listens f
 browser has already shown the step: the page then brings the rest in line (the link, an outline).
 A Plotly slider takes no keyboard input, so the chart also becomes a focusable stop whose arrow and
 Page Up / Page Down keys (a presenter's clicker) move the slider a step, as a click on the next tick;
-a "Play" button in the figure (`figures.attention_heatmap(..., play=True)`) walks it to the end the
+a "Play" button in the figure (`explorer.figures.attention.attention_heatmap(..., play=True)`) walks it to the end the
 same way, and a click on another chart's point can move it (the mosaic's tile names pick a head).
 """
 

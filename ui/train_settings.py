@@ -7,10 +7,10 @@ import math
 
 import streamlit as st
 
+from explorer.budget import check_budget, estimate_budget
 from explorer.config import ModelConfig
-from explorer.jobs import check_budget, estimate_budget
 from explorer.tasks import Task
-from explorer.training import SCHEDULES, TrainConfig
+from explorer.train_config import SCHEDULES, TrainConfig
 from ui.links import SHARED, state_value
 from ui.widgets import human_bytes
 

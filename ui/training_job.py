@@ -14,12 +14,14 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from explorer.budget import check_budget
 from explorer.config import ModelConfig
-from explorer.jobs import ENDED, TrainingJob, check_budget, pool_counts
+from explorer.jobs import ENDED, TrainingJob
 from explorer.model import build_model
 from explorer.runs import safe_name
+from explorer.slots import pool_counts
 from explorer.tasks import Task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 from ui.frame import live_fragment
 from ui.links import state_value
 from ui.model_config import TASK, current_config, current_task

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import torch
 
-from explorer import figures
+from explorer.figures.attention import attention_mosaic
+from explorer.figures.results import bar_with_error
 from explorer.inspect import capture
 from explorer.tasks import BOS
 
@@ -116,18 +117,18 @@ def draw(r: Result) -> list:
         pattern[a["layer"], a["head"], a["q"], a["k"]] = a["value"]
         lab = labels[labels["example"] == ex].sort_values("index")
         ql, kl = list(lab[lab["axis"] == "query"]["label"]), list(lab[lab["axis"] == "key"]["label"])
-        out.append(figures.attention_mosaic(pattern, ql, kl, f"Held-out example {ex + 1}: {' '.join(kl)} "
-                                            "(rows: decoder layers, columns: heads)",
-                                            [f"dec {i}" for i in range(L)]))
+        out.append(attention_mosaic(pattern, ql, kl, f"Held-out example {ex + 1}: {' '.join(kl)} "
+                                    "(rows: decoder layers, columns: heads)",
+                                    [f"dec {i}" for i in range(L)]))
     first = r.extra["ranking"]
     first = first[first["seed"] == first["seed"].min()]
     names = [f"dec {la} H{h}" for la, h in zip(first["layer"], first["head"])]
-    out.append(figures.bar_with_error(names, first["agreement"], np.zeros(len(first)),
-                                      "Heads ranked by agreement with the expected alignment (first seed)",
-                                      "agreement"))
+    out.append(bar_with_error(names, first["agreement"], np.zeros(len(first)),
+                              "Heads ranked by agreement with the expected alignment (first seed)",
+                              "agreement"))
     rows = r.table[r.table["condition"].str.contains("best head")]
-    out.append(figures.bar_with_error(list(rows["condition"]), rows["mean"], rows["std"],
-                                      "Best head per layer, over seeds", "agreement"))
+    out.append(bar_with_error(list(rows["condition"]), rows["mean"], rows["std"],
+                              "Best head per layer, over seeds", "agreement"))
     return out
 
 

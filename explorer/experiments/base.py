@@ -24,9 +24,11 @@ import pandas as pd
 import plotly.graph_objects as go
 from torch import nn
 
-from explorer import figures
+from explorer.evaluation import evaluate
+from explorer.figures.results import bar_with_error
 from explorer.tasks import Task
-from explorer.training import StepMetrics, TrainConfig, evaluate, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, train_steps
 
 SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
 TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")
@@ -283,7 +285,7 @@ def outcome(holds: bool | None) -> str:
 
 def curve_bands(curves: pd.DataFrame, metric: str, conditions: Iterable[str] | None = None,
                 x: str = "step") -> tuple[dict, dict]:
-    """(series, bands) for `figures.line_chart`: mean over seeds per x, band = mean ± std."""
+    """(series, bands) for `explorer.figures.curves.line_chart`: mean over seeds per x, band = mean ± std."""
     data = curves[curves["metric"] == metric]
     conditions = list(dict.fromkeys(data["condition"])) if conditions is None else list(conditions)
     series, bands = {}, {}
@@ -301,8 +303,8 @@ def bars(table: pd.DataFrame, metric: str, title: str, y_title: str, scale: floa
     """Mean ± std bars of one metric per condition, with the seed's expected values as markers."""
     rows = table[table["metric"] == metric]
     reference = {c: e * scale for c, e in zip(rows["condition"], rows["expected"]) if not math.isnan(e)}
-    return figures.bar_with_error(list(rows["condition"]), rows["mean"] * scale, rows["std"] * scale,
-                                  title=title, y_title=y_title, reference=reference or None)
+    return bar_with_error(list(rows["condition"]), rows["mean"] * scale, rows["std"] * scale,
+                          title=title, y_title=y_title, reference=reference or None)
 
 
 __all__ = ["SAMPLE_COLUMNS", "TABLE_COLUMNS", "CURVE_COLUMNS", "Result", "Experiment", "Context", "Stopped",

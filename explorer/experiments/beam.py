@@ -8,8 +8,8 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from explorer import figures
 from explorer.decoding import beam_search, greedy, sequence_logprob
+from explorer.figures.curves import line_chart
 
 from ._seq2seq import Seq2SeqBase, exact_match, reversal_task, train_seq2seq, val_rows
 from .base import (
@@ -107,8 +107,8 @@ def run(p: DecodingParams, ctx: Context) -> Result:
 def draw(r: Result) -> list:
     series, bands = curve_bands(r.curves, EXACT)
     return [bars(r.table, EXACT, "Exact match on held-out sequences", "exact match (%)", 100.0),
-            figures.line_chart(series, "Exact match while training: greedy vs beam (mean ± std over seeds)", "step",
-                               "exact match", bands=bands),
+            line_chart(series, "Exact match while training: greedy vs beam (mean ± std over seeds)", "step",
+                       "exact match", bands=bands),
             bars(r.table, LOGP, "Total log-probability of the decoded sequence (higher = more probable)",
                  "log-probability")]
 

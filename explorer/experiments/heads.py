@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from explorer import figures
+from explorer.figures.curves import line_chart
 
 from ._order import OrderBase, order_run
 from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
@@ -58,9 +58,9 @@ def draw(r: Result) -> list:
     loss, loss_bands = curve_bands(r.curves, "loss")
     return [bars(r.table, "accuracy", "Order detection with PE: test accuracy by number of heads", "accuracy (%)",
                  100.0),
-            figures.line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step", "accuracy",
-                               bands=bands),
-            figures.line_chart(loss, "Training loss", "step", "loss", log_y=True, bands=loss_bands)]
+            line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step", "accuracy",
+                       bands=bands),
+            line_chart(loss, "Training loss", "step", "loss", log_y=True, bands=loss_bands)]
 
 
 NAME = "heads"

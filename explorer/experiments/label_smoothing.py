@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import torch
 
-from explorer import figures
+from explorer.figures.curves import line_chart
 from explorer.inspect import entropy
 from explorer.tasks import PAD
 
@@ -119,8 +119,8 @@ def draw(r: Result) -> list:
         s, b = curve_bands(r.curves, metric)
         series.update({f"{c} {what}": v for c, v in s.items()})
         bands.update({f"{c} {what}": v for c, v in b.items()})
-    return [figures.line_chart(series, "Token accuracy, train and validation (mean ± std over seeds)", "step",
-                               "token accuracy", bands=bands),
+    return [line_chart(series, "Token accuracy, train and validation (mean ± std over seeds)", "step",
+                       "token accuracy", bands=bands),
             bars(r.table, ENTROPY, "Output entropy on held-out examples (diamond: the smoothed target's)",
                  "entropy (nats)"),
             bars(r.table, VAL_EXACT, "Validation exact match (greedy decoding)", "exact match (%)", 100.0)]

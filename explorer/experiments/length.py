@@ -6,7 +6,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from explorer import figures
+from explorer.figures.curves import line_chart
 
 from ._order import OrderBase, order_run
 from .base import Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
@@ -60,8 +60,8 @@ def draw(r: Result) -> list:
     series, bands = curve_bands(r.curves, "val_exact")
     return [bars(r.table, "accuracy", "Order detection with PE: test accuracy by sequence length",
                  "accuracy (%)", 100.0),
-            figures.line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step", "accuracy",
-                               bands=bands)]
+            line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step", "accuracy",
+                       bands=bands)]
 
 
 NAME = "length"

@@ -16,8 +16,9 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 
-from explorer import figures, inspect
+from explorer import inspect
 from explorer.config import ModelConfig
+from explorer.figures.curves import line_chart, training_curves
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task
 
@@ -160,19 +161,19 @@ def draw(r: Result) -> list:
     out = []
     for metric, what in ((GRAD_P, "parameters of each block"), (GRAD_X, "the input of each block")):
         series, bands = curve_bands(r.curves, metric)
-        out.append(figures.line_chart(series, f"Gradient norm at initialisation: {what} (mean ± std)",
-                                      "layer (0 = first)", "gradient norm", log_y=True, bands=bands))
+        out.append(line_chart(series, f"Gradient norm at initialisation: {what} (mean ± std)",
+                              "layer (0 = first)", "gradient norm", log_y=True, bands=bands))
     out.append(bars(r.table, RATIO_P, "Largest / smallest gradient norm across layers (1 = even)", "ratio"))
     series, bands = curve_bands(r.curves, "loss")
-    out.append(figures.line_chart(series, "Training loss of the deep stacks (mean ± std over seeds)", "step",
-                                  "loss", bands=bands))
+    out.append(line_chart(series, "Training loss of the deep stacks (mean ± std over seeds)", "step",
+                          "loss", bands=bands))
     loss = r.curves[r.curves["metric"] == "loss"]
     runs = {f"{c} · seed {s}": g.rename(columns={"value": "loss"}) for (c, s), g in loss.groupby(
         ["condition", "seed"], sort=False)}
-    out.append(figures.training_curves(runs, ("loss",), "Every run's training loss (a mean hides spikes)",
-                                       log_y=True))
+    out.append(training_curves(runs, ("loss",), "Every run's training loss (a mean hides spikes)",
+                               log_y=True))
     series, bands = curve_bands(r.curves, "val_exact")
-    out.append(figures.line_chart(series, "Test accuracy while training", "step", "accuracy", bands=bands))
+    out.append(line_chart(series, "Test accuracy while training", "step", "accuracy", bands=bands))
     return out
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from explorer import figures
+from explorer.figures.curves import line_chart
 
 from ._order import OrderParams, order_run
 from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat
@@ -37,8 +37,8 @@ def run(p: OrderParams, ctx: Context) -> Result:
 def draw(r: Result) -> list:
     series, bands = curve_bands(r.curves, "val_exact")
     return [bars(r.table, "accuracy", "Order detection: test accuracy over seeds", "accuracy (%)", 100.0),
-            figures.line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step",
-                               "accuracy", bands=bands)]
+            line_chart(series, "Test accuracy while training (mean ± std over seeds)", "step",
+                       "accuracy", bands=bands)]
 
 
 NAME = "pe-order"

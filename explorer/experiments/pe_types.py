@@ -10,9 +10,9 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from explorer import figures
 from explorer.config import POS_ENCODINGS
-from explorer.training import evaluate
+from explorer.evaluation import evaluate
+from explorer.figures.curves import line_chart
 
 from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
 from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
@@ -108,8 +108,8 @@ def draw(r: Result) -> list:
             bars(r.table, EXACT_OUT, f"Exact match on longer sequences ({n + 1}-{2 * n})", "exact match (%)", 100.0),
             bars(r.table, TOKEN_OUT, f"Token accuracy on longer sequences ({n + 1}-{2 * n}, teacher forced)",
                  "token accuracy (%)", 100.0),
-            figures.line_chart(series, "Validation exact match while training (trained lengths)", "step",
-                               "exact match", bands=bands)]
+            line_chart(series, "Validation exact match while training (trained lengths)", "step",
+                       "exact match", bands=bands)]
 
 
 NAME = "pe-types"

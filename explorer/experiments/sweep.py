@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from explorer import figures
+from explorer.figures.results import sweep_heatmap
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task
 from explorer.training import train_steps
@@ -201,10 +201,10 @@ def draw(r: Result) -> list:
     values, seconds = _matrix(grid, p, "value"), _matrix(grid, p, "seconds")
     top = float(np.nanmax(seconds)) if np.isfinite(seconds).any() else 1.0
     budget = "" if "steps" in (p["x_axis"], p["y_axis"]) else f" after {p['steps']} steps"
-    return [figures.sweep_heatmap(values, p["x_values"], p["y_values"], p["x_axis"], p["y_axis"],
-                                  f"Final {p['metric']}{budget} (mean over seeds)"),
-            figures.sweep_heatmap(seconds, p["x_values"], p["y_values"], p["x_axis"], p["y_axis"],
-                                  "Training seconds per cell", zmax=max(top, 1e-9))]
+    return [sweep_heatmap(values, p["x_values"], p["y_values"], p["x_axis"], p["y_axis"],
+                          f"Final {p['metric']}{budget} (mean over seeds)"),
+            sweep_heatmap(seconds, p["x_values"], p["y_values"], p["x_axis"], p["y_axis"],
+                          "Training seconds per cell", zmax=max(top, 1e-9))]
 
 
 NAME = "sweep"

@@ -14,7 +14,7 @@ from explorer.config import ModelConfig, human, param_count
 from explorer.model import build_model
 from explorer.runs import save_run
 from explorer.tasks import make_task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 from ui import menu, model_config, models, state
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ import pytest
 
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
-from explorer.jobs import pool_counts
+from explorer.slots import pool_counts
 from tests.app.test_app import assert_ok, open_app
 from tests.app.test_app_training import poll_until
 from ui import experiment_job, experiment_params, session_jobs

@@ -15,15 +15,16 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer import jobs as jobs_module
-from explorer import runs
+from explorer import runs, slots
 from explorer.config import ModelConfig
 from explorer.gradients import depth_profile
-from explorer.jobs import TrainingJob, pool_counts
+from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.recipes import recommended
+from explorer.slots import pool_counts
 from explorer.tasks import make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 from tests.app.test_app import array, assert_ok, figures, open_app
 from ui import model_config, models, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
@@ -190,7 +191,7 @@ def test_a_run_too_big_for_the_machine_is_refused_with_a_message(jobs):
 
 
 def test_a_busy_server_queues_the_run_visibly_or_says_try_again(jobs, monkeypatch):
-    monkeypatch.setattr(jobs_module, "MAX_CONCURRENT_JOBS", 1)
+    monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
     task = make_task("reversal-fast")
     blocker = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
                           TrainConfig(steps=100_000, batch_size=4, eval_every=0))

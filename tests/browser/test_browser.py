@@ -27,7 +27,7 @@ DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
                     .every(el => el.querySelector('.main-svg'))"""
 # Streamlit's chart draws a new figure, then hands Plotly a copy of it (Plotly.react). Recorded per chart:
 # whether each react kept the chart's calculated data; a recalculated copy is drawn in full a second time
-# (explorer/figures.py HOUSE says what causes it).
+# (explorer/figures/layout.py HOUSE says what causes it).
 REACTS = """document.addEventListener('DOMContentLoaded', () => { window.__reacts = new Map();
   const hook = gd => { if (window.__reacts.has(gd) || !gd.on) return; let calc = gd.calcdata;
     window.__reacts.set(gd, []);
@@ -130,7 +130,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
                                ".every(gd => window.__reacts.get(gd)?.length >= 2)", timeout=TIMEOUT_MS)
         assert page.evaluate("[...window.__reacts.values()].flat().every(kept => kept)")
         # ...and once only: no margin had to grow for a colorbar, legend or label (Plotly then draws it all
-        # again; explorer/figures.py _make_room).
+        # again; explorer/figures/layout.py _make_room).
         grown = page.evaluate(GROWN)
         assert not grown, f"charts whose margins Plotly grew (title, given, drawn): {grown}"
         assert not outside, f"requests beyond the app's server: {outside}"

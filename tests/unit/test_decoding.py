@@ -7,7 +7,8 @@ from explorer.config import ModelConfig
 from explorer.decoding import beam_search, generate, greedy, sequence_logprob, strip
 from explorer.model import build_model
 from explorer.tasks import BOS, EOS, PAD, TaskConfig, make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 SMALL = ModelConfig(d_model=32, n_heads=4, n_encoder_layers=1, n_decoder_layers=1, d_ff=64)
 

@@ -5,7 +5,8 @@ import torch
 
 from explorer.model import build_model
 from explorer.tasks import make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 
 def test_post_ln_12_layers_at_lr_0_1_halts_with_finite_weights():

@@ -6,13 +6,14 @@ import time
 
 import pytest
 
-from explorer import jobs as jobs_module
+from explorer import slots
 from explorer.experiment_job import ExperimentJob, cache_created
 from explorer.experiments import EXPERIMENTS, cached
-from explorer.jobs import TrainingJob, pool_counts
+from explorer.jobs import TrainingJob
 from explorer.model import build_model
+from explorer.slots import pool_counts
 from explorer.tasks import make_task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 
 
 @pytest.fixture
@@ -96,7 +97,7 @@ def test_bad_parameters_are_refused_before_anything_starts():
 def test_an_experiment_takes_a_slot_of_the_training_pool(started, monkeypatch, tmp_path):
     start, _ = started
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))  # the training job saves its run
-    monkeypatch.setattr(jobs_module, "MAX_CONCURRENT_JOBS", 1)
+    monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
     first = start("pe-order", tiny("pe-order", steps=3000, seeds=5))
     assert first.status == "running" and pool_counts() == (1, 0)  # granted at once: the pool was free
     second = start("decoding", tiny("decoding"))

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import jobs
+from explorer import slots
 from explorer.checkpoints import load_checkpoint
 from explorer.config import ModelConfig
 from explorer.model import build_model
@@ -37,7 +37,7 @@ from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.runs import save_run
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig
+from explorer.train_config import TrainConfig
 
 what, victim = sys.argv[2], sys.argv[3]
 task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=40, n_val=8))
@@ -118,8 +118,8 @@ def test_runs_waiting_for_a_slot_sleep_instead_of_waking_each_other(monkeypatch)
     """Each waiter rechecks on its own 0.25 s timeout, ~4 times a second. The pool used to wake every
     waiter whenever any of them looked, so they woke each other thousands of times a second and took
     the GIL from the run that was training (3-5x slower with six tabs waiting)."""
-    monkeypatch.setattr(jobs, "MAX_CONCURRENT_JOBS", 1)
-    pool = jobs._SlotPool()
+    monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
+    pool = slots._SlotPool()
     wakeups = []
 
     class Counting(threading.Condition):

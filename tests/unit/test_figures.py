@@ -9,8 +9,29 @@ import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
-from explorer import figures as F
 from explorer.config import ModelConfig, param_count
+from explorer.figures.architecture import architecture_diagram, param_breakdown
+from explorer.figures.attention import (
+    ATTENTION_SCALE,
+    attention_entropy_bars,
+    attention_heatmap,
+    attention_mosaic,
+    mosaic_layout,
+)
+from explorer.figures.curves import line_chart, training_curves
+from explorer.figures.gradients import grad_norm_heatmap, grad_norm_profile
+from explorer.figures.layout import (
+    AXIS_TITLE_PX,
+    COLORBAR,
+    COLORBAR_PAD,
+    LEGEND_LINE_PX,
+    LEGEND_ROW_PX,
+    X_LABELS_PX,
+    text_px,
+)
+from explorer.figures.outputs import entropy_chart, output_heatmap
+from explorer.figures.positional import pe_heatmap, similarity_heatmap
+from explorer.figures.results import bar_with_error, sweep_heatmap
 
 TOKS = ["3", "1", "4", "1", "5"]  # a repeated token on purpose
 
@@ -32,11 +53,11 @@ def _heatmaps(fig):
 
 def test_attention_heatmap_axes_values_and_scale():
     pat = _pattern()
-    fig = F.attention_heatmap(pat, TOKS, TOKS, title="L0 H0")
+    fig = attention_heatmap(pat, TOKS, TOKS, title="L0 H0")
     (hm,) = _heatmaps(fig)
     np.testing.assert_allclose(np.asarray(hm.z), pat)
     assert (hm.zmin, hm.zmax) == (0.0, 1.0)
-    assert hm.colorscale == go.Heatmap(colorscale=F.ATTENTION_SCALE).colorscale
+    assert hm.colorscale == go.Heatmap(colorscale=ATTENTION_SCALE).colorscale
     for axis in (fig.layout.xaxis, fig.layout.yaxis):
         assert list(axis.ticktext) == TOKS          # the real tokens, duplicates included
         assert list(axis.tickvals) == [0, 1, 2, 3, 4]  # ...kept apart by position
@@ -48,7 +69,7 @@ def test_attention_heatmap_axes_values_and_scale():
 
 def test_attention_heatmap_expected_outlines_the_right_cells():
     expected = np.eye(5)[::-1]  # reversal: query i attends to key 4 - i
-    fig = F.attention_heatmap(_pattern(), TOKS, TOKS, expected=expected)
+    fig = attention_heatmap(_pattern(), TOKS, TOKS, expected=expected)
     (outline,) = [t for t in fig.data if t.name == "expected"]
     xs = [x for x in outline.x if x is not None]
     ys = [y for y in outline.y if y is not None]
@@ -59,7 +80,7 @@ def test_attention_heatmap_expected_outlines_the_right_cells():
 def test_attention_heatmap_mask_greys_only_blocked_cells_and_keeps_weights():
     mask = np.tril(np.ones((5, 5), bool))
     pat = _pattern() * mask
-    fig = F.attention_heatmap(pat, TOKS, TOKS, mask=mask, zmax=0.5)
+    fig = attention_heatmap(pat, TOKS, TOKS, mask=mask, zmax=0.5)
     weights, grey = _heatmaps(fig)
     np.testing.assert_allclose(np.asarray(weights.z), pat)
     assert weights.zmax == 0.5
@@ -71,7 +92,7 @@ def test_attention_heatmap_mask_greys_only_blocked_cells_and_keeps_weights():
 def test_attention_heatmap_accepts_torch_tensor_and_rectangular_cross_attention():
     torch = pytest.importorskip("torch")
     pat = torch.softmax(torch.randn(3, 6, generator=torch.Generator().manual_seed(0)), dim=-1)
-    fig = F.attention_heatmap(pat, list("abc"), list("uvwxyz"))
+    fig = attention_heatmap(pat, list("abc"), list("uvwxyz"))
     np.testing.assert_allclose(np.asarray(fig.data[0].z), pat.numpy(), rtol=1e-6)
     assert list(fig.layout.xaxis.ticktext) == list("uvwxyz")
 
@@ -79,10 +100,10 @@ def test_attention_heatmap_accepts_torch_tensor_and_rectangular_cross_attention(
 def test_mosaic_places_tiles_at_offsets_with_nan_gaps():
     rng = np.random.default_rng(1)
     pats = _softmax(rng.normal(size=(3, 2, 4, 5)))  # (L, H, Q, K)
-    fig = F.attention_mosaic(pats, list("abcd"), list("vwxyz"), layer_names=["enc 0", "enc 1", "dec 0"])
+    fig = attention_mosaic(pats, list("abcd"), list("vwxyz"), layer_names=["enc 0", "enc 1", "dec 0"])
     (hm,) = fig.data
     z = np.asarray(hm.z, dtype=float)
-    m = F.mosaic_layout(2, 4, 5)
+    m = mosaic_layout(2, 4, 5)
     assert fig.layout.meta["row_stride"] == m["row_stride"]
     covered = np.zeros(z.shape, bool)
     for li in range(3):
@@ -101,19 +122,19 @@ def test_mosaic_places_tiles_at_offsets_with_nan_gaps():
 def test_mosaic_12x8_is_one_heatmap_and_grows_with_layers():
     rng = np.random.default_rng(2)
     toks = [str(i % 10) for i in range(16)]
-    big = F.attention_mosaic(_softmax(rng.normal(size=(12, 8, 16, 16))), toks, toks)
+    big = attention_mosaic(_softmax(rng.normal(size=(12, 8, 16, 16))), toks, toks)
     assert len(big.data) == 1 and isinstance(big.data[0], go.Heatmap)
     assert len(big.layout.annotations) == 96
-    small = F.attention_mosaic(_softmax(rng.normal(size=(2, 8, 16, 16))), toks, toks)
+    small = attention_mosaic(_softmax(rng.normal(size=(2, 8, 16, 16))), toks, toks)
     assert big.layout.height > small.layout.height
-    one = F.attention_mosaic(_pattern(4, 4)[None, None], list("abcd"), list("abcd"))
+    one = attention_mosaic(_pattern(4, 4)[None, None], list("abcd"), list("abcd"))
     np.testing.assert_allclose(np.asarray(one.data[0].z, dtype=float), _pattern(4, 4))
     assert [a.text for a in one.layout.annotations] == ["L0 H0"]
 
 
 def test_attention_entropy_bars_one_trace_per_head():
     ent = np.arange(6, dtype=float).reshape(2, 3) / 3
-    fig = F.attention_entropy_bars(ent, layer_names=["L0", "L1"], max_entropy=np.log(5))
+    fig = attention_entropy_bars(ent, layer_names=["L0", "L1"], max_entropy=np.log(5))
     assert [t.name for t in fig.data] == ["H0", "H1", "H2"]
     np.testing.assert_allclose(fig.data[2].y, ent[:, 2])
     assert list(fig.data[0].x) == ["L0", "L1"]
@@ -124,7 +145,7 @@ def test_attention_entropy_bars_one_trace_per_head():
 
 def test_pe_heatmap_fixed_diverging_scale():
     table = np.sin(np.arange(20 * 8).reshape(20, 8) / 7)
-    fig = F.pe_heatmap(table, title="PE")
+    fig = pe_heatmap(table, title="PE")
     (hm,) = fig.data
     np.testing.assert_allclose(np.asarray(hm.z), table)
     assert (hm.zmin, hm.zmax) == (-1.0, 1.0)
@@ -133,9 +154,9 @@ def test_pe_heatmap_fixed_diverging_scale():
 
 def test_similarity_heatmap_symmetric_default_and_explicit_range():
     m = np.array([[1.0, -0.5], [-0.5, 1.0]]) * 0.8
-    (hm,) = F.similarity_heatmap(m, labels=["p0", "p1"]).data
+    (hm,) = similarity_heatmap(m, labels=["p0", "p1"]).data
     assert (hm.zmin, hm.zmax) == (-0.8, 0.8)
-    fig = F.similarity_heatmap(m, labels=["p0", "p1"], zmin=-1, zmax=1)
+    fig = similarity_heatmap(m, labels=["p0", "p1"], zmin=-1, zmax=1)
     assert (fig.data[0].zmin, fig.data[0].zmax) == (-1, 1)
     assert list(fig.layout.xaxis.ticktext) == ["p0", "p1"]
 
@@ -145,7 +166,7 @@ def test_output_heatmap_top_k_keeps_columns_with_highest_max_prob():
     probs[0, 4], probs[1, 1], probs[2, 4], probs[2, 5] = 0.9, 0.7, 0.5, 0.3
     probs /= probs.sum(1, keepdims=True)
     vocab = ["<pad>", "a", "b", "c", "d", "e"]
-    fig = F.output_heatmap(probs, ["x", "y", "z"], vocab, top_k=3, targets=[4, 1, 2])
+    fig = output_heatmap(probs, ["x", "y", "z"], vocab, top_k=3, targets=[4, 1, 2])
     hm = fig.data[0]
     assert list(fig.layout.xaxis.ticktext) == ["a", "d", "e"]  # columns 1, 4, 5 in vocabulary order
     np.testing.assert_allclose(np.asarray(hm.z), probs[:, [1, 4, 5]])
@@ -153,12 +174,12 @@ def test_output_heatmap_top_k_keeps_columns_with_highest_max_prob():
     assert list(fig.layout.yaxis.ticktext) == ["x", "y", "z"]
     (target,) = [t for t in fig.data if t.name == "target"]  # "b" (col 2) is not shown: 2 outlines
     assert sum(v is None for v in target.x) == 2
-    assert len(F.output_heatmap(probs, ["x", "y", "z"], vocab).data[0].z[0]) == 6
+    assert len(output_heatmap(probs, ["x", "y", "z"], vocab).data[0].z[0]) == 6
 
 
 def test_sweep_heatmap_writes_values_in_cells():
     vals = np.array([[0.1, 0.2, np.nan], [0.4, 0.5, 0.6]])
-    fig = F.sweep_heatmap(vals, [1, 2, 4], ["16", "32"], "n_heads", "d_model")
+    fig = sweep_heatmap(vals, [1, 2, 4], ["16", "32"], "n_heads", "d_model")
     (hm,) = fig.data
     np.testing.assert_allclose(np.asarray(hm.z, dtype=float), vals)
     assert hm.texttemplate and list(hm.x) == ["1", "2", "4"] and (hm.zmin, hm.zmax) == (0.0, 1.0)
@@ -167,7 +188,7 @@ def test_sweep_heatmap_writes_values_in_cells():
 
 def test_grad_norm_heatmap_log_colour_real_values_in_hover():
     norms = np.array([[1e-3, 1e-2, 1e-1], [1.0, 10.0, 100.0]])
-    fig = F.grad_norm_heatmap(norms, ["layer 0", "layer 1"], steps=[0, 10, 20])
+    fig = grad_norm_heatmap(norms, ["layer 0", "layer 1"], steps=[0, 10, 20])
     (hm,) = fig.data
     np.testing.assert_allclose(np.asarray(hm.z), np.log10(norms))
     np.testing.assert_allclose(np.asarray(hm.customdata)[..., 0].astype(float), norms)
@@ -180,8 +201,8 @@ def test_grad_norm_heatmap_log_colour_real_values_in_hover():
 
 def test_line_chart_band_shares_line_colour():
     x = np.arange(5)
-    fig = F.line_chart({"a": (x, x * 1.0), "b": (x, x * 2.0)}, log_y=True,
-                       bands={"a": (x, x - 0.5, x + 0.5)})
+    fig = line_chart({"a": (x, x * 1.0), "b": (x, x * 2.0)}, log_y=True,
+                     bands={"a": (x, x - 0.5, x + 0.5)})
     band, line_a, line_b = fig.data
     assert band.fill == "toself" and band.fillcolor == line_a.line.color != line_b.line.color
     assert len(band.x) == 10 and fig.layout.yaxis.type == "log"
@@ -191,7 +212,7 @@ def test_line_chart_band_shares_line_colour():
 def test_training_curves_single_run_drops_nan_and_uses_second_axis_for_lr():
     hist = pd.DataFrame({"step": [0, 1, 2, 3], "loss": [2.0, 1.5, 1.0, 0.8],
                          "val_loss": [np.nan, 1.6, np.nan, 0.9], "lr": [0.0, 1e-3, 1e-3, 1e-3]})
-    fig = F.training_curves(hist, metrics=("loss", "val_loss", "lr", "token_acc"))
+    fig = training_curves(hist, metrics=("loss", "val_loss", "lr", "token_acc"))
     names = [t.name for t in fig.data]
     assert names == ["loss", "val_loss", "lr"]  # a metric never recorded is skipped
     val = fig.data[1]
@@ -202,7 +223,7 @@ def test_training_curves_single_run_drops_nan_and_uses_second_axis_for_lr():
 
 def test_training_curves_overlay_colour_per_run_dash_per_metric():
     h = pd.DataFrame({"step": [0, 1], "loss": [1.0, 0.5], "val_loss": [1.1, 0.6]})
-    fig = F.training_curves({"pre": h, "post": h}, metrics=("loss", "val_loss"))
+    fig = training_curves({"pre": h, "post": h}, metrics=("loss", "val_loss"))
     by = {t.name: t for t in fig.data}
     assert set(by) == {"pre · loss", "pre · val_loss", "post · loss", "post · val_loss"}
     assert by["pre · loss"].line.color == by["pre · val_loss"].line.color != by["post · loss"].line.color
@@ -210,7 +231,7 @@ def test_training_curves_overlay_colour_per_run_dash_per_metric():
 
 
 def test_grad_norm_profile_log_y_lines_markers():
-    fig = F.grad_norm_profile({"Pre-LN": [1.0, 1.1, 0.9], "Post-LN": [1e-3, 1e-2, 1e-1]})
+    fig = grad_norm_profile({"Pre-LN": [1.0, 1.1, 0.9], "Post-LN": [1e-3, 1e-2, 1e-1]})
     assert [t.name for t in fig.data] == ["Pre-LN", "Post-LN"]
     assert fig.layout.yaxis.type == "log" and fig.data[0].mode == "lines+markers"
     assert list(fig.data[1].x) == [0, 1, 2]
@@ -218,23 +239,23 @@ def test_grad_norm_profile_log_y_lines_markers():
 
 def test_param_breakdown_leaves_out_total():
     parts = param_count(ModelConfig())
-    fig = F.param_breakdown(parts)
+    fig = param_breakdown(parts)
     (bar,) = fig.data
     assert "total" not in list(bar.y) and bar.orientation == "h"
     assert sum(bar.x) == parts["total"]
 
 
 def test_entropy_chart_bars_and_uniform_line():
-    fig = F.entropy_chart([0.1, 1.0, 2.0], ["a", "b", "a"], max_entropy=np.log(8))
+    fig = entropy_chart([0.1, 1.0, 2.0], ["a", "b", "a"], max_entropy=np.log(8))
     assert list(fig.data[0].y) == [0.1, 1.0, 2.0]
     assert list(fig.layout.xaxis.ticktext) == ["a", "b", "a"]
     assert fig.layout.shapes[0].line.dash == "dash" and fig.layout.shapes[0].y0 == pytest.approx(np.log(8))
 
 
 def test_bar_with_error_reference_only_when_given():
-    fig = F.bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], y_title="acc")
+    fig = bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], y_title="acc")
     assert len(fig.data) == 1 and list(fig.data[0].error_y.array) == [0.05, 0.02]
-    fig = F.bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], reference={"0.1": 0.95})
+    fig = bar_with_error(["none", "0.1"], [0.8, 0.9], [0.05, 0.02], reference={"0.1": 0.95})
     assert list(fig.data[1].x) == ["0.1"] and list(fig.data[1].y) == [0.95]
 
 
@@ -244,21 +265,21 @@ def _all_figures():
     x = np.arange(4)
     hist = pd.DataFrame({"step": x, "loss": x[::-1] * 1.0})
     return [
-        F.attention_heatmap(_pattern(), TOKS, TOKS, expected=np.eye(5), mask=np.ones((5, 5), bool)),
-        F.attention_mosaic(_pattern()[None, None], TOKS, TOKS),
-        F.attention_entropy_bars(np.ones((2, 2))),
-        F.pe_heatmap(np.zeros((3, 4))),
-        F.similarity_heatmap(np.eye(3)),
-        F.line_chart({"a": (x, x)}),
-        F.training_curves(hist),
-        F.grad_norm_heatmap(np.ones((2, 3)), ["a", "b"]),
-        F.grad_norm_profile({"a": [1, 2]}),
-        F.param_breakdown({"a": 1, "b": 2, "total": 3}),
-        F.output_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], top_k=2),
-        F.entropy_chart([1.0, 2.0], ["a", "b"], max_entropy=1.1),
-        F.sweep_heatmap(np.ones((1, 1)), ["a"], ["b"], "x", "y"),
-        F.bar_with_error(["a"], [1.0], [0.1], reference={"a": 1.0}),
-        F.architecture_diagram(ModelConfig()),
+        attention_heatmap(_pattern(), TOKS, TOKS, expected=np.eye(5), mask=np.ones((5, 5), bool)),
+        attention_mosaic(_pattern()[None, None], TOKS, TOKS),
+        attention_entropy_bars(np.ones((2, 2))),
+        pe_heatmap(np.zeros((3, 4))),
+        similarity_heatmap(np.eye(3)),
+        line_chart({"a": (x, x)}),
+        training_curves(hist),
+        grad_norm_heatmap(np.ones((2, 3)), ["a", "b"]),
+        grad_norm_profile({"a": [1, 2]}),
+        param_breakdown({"a": 1, "b": 2, "total": 3}),
+        output_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], top_k=2),
+        entropy_chart([1.0, 2.0], ["a", "b"], max_entropy=1.1),
+        sweep_heatmap(np.ones((1, 1)), ["a"], ["b"], "x", "y"),
+        bar_with_error(["a"], [1.0], [0.1], reference={"a": 1.0}),
+        architecture_diagram(ModelConfig()),
     ]
 
 
@@ -305,7 +326,7 @@ def _texts(fig, needle):
 @pytest.mark.parametrize("norm", ["pre", "post"])
 def test_diagram_encoder_decoder_blocks_sublayers_and_norm_placement(norm):
     cfg = ModelConfig(arch="encoder-decoder", n_encoder_layers=3, n_decoder_layers=5, norm=norm)
-    fig = F.architecture_diagram(cfg)
+    fig = architecture_diagram(cfg)
     assert sorted(_names(fig, "block:")) == ["block:decoder", "block:encoder"]
     subs = _names(fig, "sublayer:")
     assert sorted(subs) == ["sublayer:cross-attention", "sublayer:ffn", "sublayer:ffn",
@@ -322,7 +343,7 @@ def test_diagram_encoder_decoder_blocks_sublayers_and_norm_placement(norm):
 
 
 def test_diagram_cross_wire_ends_at_the_cross_attention_box():
-    fig = F.architecture_diagram(ModelConfig())
+    fig = architecture_diagram(ModelConfig())
     (box,) = [s for s in fig.layout.shapes if s.name == "sublayer:cross-attention"]
     y_mid = (box.y0 + box.y1) / 2
     tips = [(a.x, a.y) for a in fig.layout.annotations if a.showarrow]
@@ -330,13 +351,13 @@ def test_diagram_cross_wire_ends_at_the_cross_attention_box():
 
 
 def test_diagram_encoder_classifier_and_decoder_lm_heads():
-    enc = F.architecture_diagram(ModelConfig(arch="encoder", norm="post", activation="gelu"))
+    enc = architecture_diagram(ModelConfig(arch="encoder", norm="post", activation="gelu"))
     assert _names(enc, "block:") == ["block:encoder"]
     assert sorted(_names(enc, "sublayer:")) == ["sublayer:ffn", "sublayer:self-attention"]
     assert _names(enc, "head:") == ["head:pool", "head:classifier"]
     assert len(_texts(enc, "Add & Norm")) == 2 and _texts(enc, "Feed-forward (GELU)")
     assert not _names(enc, "cross") and not _texts(enc, "Cross-attention")
-    dec = F.architecture_diagram(ModelConfig(arch="decoder", norm="pre", activation="swiglu"))
+    dec = architecture_diagram(ModelConfig(arch="decoder", norm="pre", activation="swiglu"))
     assert _names(dec, "block:") == ["block:decoder"]
     assert sorted(_names(dec, "sublayer:")) == ["sublayer:ffn", "sublayer:masked-self-attention"]
     assert _names(dec, "head:") == ["head:linear", "head:softmax"]
@@ -346,7 +367,7 @@ def test_diagram_encoder_classifier_and_decoder_lm_heads():
 @pytest.mark.parametrize("pe,box,note", [("sinusoidal", 1, None), ("learned", 1, None),
                                           ("rope", 0, "RoPE"), ("none", 0, "No positional encoding")])
 def test_diagram_positional_encoding_box_or_note(pe, box, note):
-    fig = F.architecture_diagram(ModelConfig(arch="decoder", pos_encoding=pe))
+    fig = architecture_diagram(ModelConfig(arch="decoder", pos_encoding=pe))
     assert len(_names(fig, "input:pe")) == box
     assert len(_names(fig, "input:embedding")) == 1
     if note:
@@ -356,8 +377,8 @@ def test_diagram_positional_encoding_box_or_note(pe, box, note):
 
 
 def test_diagram_concrete_shapes_and_continuous_inputs():
-    fig = F.architecture_diagram(ModelConfig(arch="encoder", src_vocab_size=0, d_model=32, n_heads=2),
-                                 batch=8, seq_len=10)
+    fig = architecture_diagram(ModelConfig(arch="encoder", src_vocab_size=0, d_model=32, n_heads=2),
+                               batch=8, seq_len=10)
     assert _texts(fig, "(8, 10, 32)") and _texts(fig, "class logits (8, 2)")
     assert not _names(fig, "input:embedding") and _names(fig, "input:vectors")
 
@@ -365,7 +386,7 @@ def test_diagram_concrete_shapes_and_continuous_inputs():
 @pytest.mark.parametrize("cfg", [ModelConfig(), ModelConfig(norm="post", pos_encoding="rope"),
                                  ModelConfig(arch="encoder"), ModelConfig(arch="decoder", n_decoder_layers=96)])
 def test_diagram_readable_boxes_do_not_overlap(cfg):
-    fig = F.architecture_diagram(cfg)
+    fig = architecture_diagram(cfg)
     assert all(a.font.size >= 12 for a in fig.layout.annotations if a.text)
     assert fig.layout.xaxis.visible is False and fig.layout.yaxis.scaleanchor == "x"
     boxes = [s for s in fig.layout.shapes if s.type == "rect"]
@@ -380,8 +401,8 @@ def test_diagram_readable_boxes_do_not_overlap(cfg):
 
 
 def test_line_chart_marks_points_when_a_line_would_draw_nothing():
-    one = F.line_chart({"a": ([20], [0.5])})
-    many = F.line_chart({"a": (np.arange(10), np.arange(10.0))})
+    one = line_chart({"a": ([20], [0.5])})
+    many = line_chart({"a": (np.arange(10), np.arange(10.0))})
     assert "markers" in one.data[0].mode and many.data[0].mode == "lines"
 
 
@@ -390,49 +411,49 @@ def test_line_chart_marks_points_when_a_line_would_draw_nothing():
 # (tests/test_browser.py GROWN); here, that each margin follows what the figure puts in it.
 
 def test_margins_make_room_for_a_colorbar_and_its_title():
-    plain = F.sweep_heatmap(np.ones((2, 2)), ["a", "b"], ["c", "d"], "x", "y")
-    assert plain.layout.margin.r >= 2 * F.COLORBAR_PAD + F.COLORBAR["thickness"]
-    titled = F.attention_heatmap(_pattern(), TOKS, TOKS)   # "weight" over the bar is wider than its labels
+    plain = sweep_heatmap(np.ones((2, 2)), ["a", "b"], ["c", "d"], "x", "y")
+    assert plain.layout.margin.r >= 2 * COLORBAR_PAD + COLORBAR["thickness"]
+    titled = attention_heatmap(_pattern(), TOKS, TOKS)   # "weight" over the bar is wider than its labels
     assert titled.layout.margin.r > plain.layout.margin.r
     # at the plot's edge, not 2% of its width beyond: the room it needs does not depend on the width
     assert plain.data[0].colorbar.x == titled.data[0].colorbar.x == 1.0
 
 
 def test_margins_grow_with_legend_names_and_pin_the_legend_to_the_plots_edge():
-    short = F.grad_norm_profile({"a": [1, 2], "b": [2, 1]})
-    long = F.grad_norm_profile({"a": [1, 2], "a much longer variant name": [2, 1]})
+    short = grad_norm_profile({"a": [1, 2], "b": [2, 1]})
+    long = grad_norm_profile({"a": [1, 2], "a much longer variant name": [2, 1]})
     assert long.layout.margin.r - short.layout.margin.r >= 100
     assert (long.layout.legend.x, long.layout.legend.xanchor) == (1.0, "left")
-    one = F.grad_norm_profile({"a": [1, 2]})                # one line: no legend, no room for one
+    one = grad_norm_profile({"a": [1, 2]})                # one line: no legend, no room for one
     assert one.layout.margin.r == 30
-    inside = F.grad_norm_profile({"a": [1, 2], "b": [2, 1]}, layout=dict(legend=dict(x=0.02, y=0.98)))
+    inside = grad_norm_profile({"a": [1, 2], "b": [2, 1]}, layout=dict(legend=dict(x=0.02, y=0.98)))
     assert inside.layout.margin.r == 30 and inside.layout.legend.x == 0.02   # a page's own place stays
-    assert F.line_chart({}).layout.margin.r == 30            # nothing drawn yet: nothing to make room for
+    assert line_chart({}).layout.margin.r == 30            # nothing drawn yet: nothing to make room for
 
 
 def test_margins_under_the_plot_hold_the_axis_and_then_the_legend_in_rows():
     x = np.arange(3)
     hist = pd.DataFrame({"step": x, "loss": x * 1.0, "a": x * 1.0, "b": x * 1.0, "c": x * 1.0})
-    one = F.training_curves(hist, metrics=("loss",))         # one line: no legend
-    two = F.training_curves(hist, metrics=("loss", "a"))
+    one = training_curves(hist, metrics=("loss",))         # one line: no legend
+    two = training_curves(hist, metrics=("loss", "a"))
     assert two.layout.legend.yref == "container" and two.layout.legend.y == 0   # at the bottom edge
-    assert two.layout.margin.b >= one.layout.margin.b + F.LEGEND_ROW_PX         # under the axis, not on it
+    assert two.layout.margin.b >= one.layout.margin.b + LEGEND_ROW_PX         # under the axis, not on it
     names = ("loss", "a rather long metric name", "another long metric name", "c")
-    wrapped = F.training_curves(hist.rename(columns=dict(zip(("loss", "a", "b", "c"), names))), metrics=names)
-    assert wrapped.layout.margin.b >= two.layout.margin.b + F.LEGEND_LINE_PX
+    wrapped = training_curves(hist.rename(columns=dict(zip(("loss", "a", "b", "c"), names))), metrics=names)
+    assert wrapped.layout.margin.b >= two.layout.margin.b + LEGEND_LINE_PX
 
 
 def test_margins_hold_axis_titles_and_long_category_labels_and_keep_a_larger_given_margin():
-    short = F.param_breakdown({"a": 1, "b": 2})
-    long = F.param_breakdown({"a very long part name": 1, "b": 2})
+    short = param_breakdown({"a": 1, "b": 2})
+    long = param_breakdown({"a very long part name": 1, "b": 2})
     assert long.layout.margin.l > short.layout.margin.l >= 60
-    assert short.layout.margin.b >= F.X_LABELS_PX + F.AXIS_TITLE_PX     # "parameters" under the ticks
-    given = F.param_breakdown({"a": 1}, layout=dict(margin=dict(l=200)))
+    assert short.layout.margin.b >= X_LABELS_PX + AXIS_TITLE_PX     # "parameters" under the ticks
+    given = param_breakdown({"a": 1}, layout=dict(margin=dict(l=200)))
     assert given.layout.margin.l == 200
 
 
 def test_text_px_errs_wide_of_arial_and_grows_with_text():
     # Arial's widths at 12 px, measured in Chromium: "0.8" 16.7, "Embeddings" 66.7, "position" 41.4
     for text, arial in (("0.8", 16.7), ("Embeddings", 66.7), ("position", 41.4)):
-        assert arial < F._text_px(text) < 1.3 * arial
-    assert F._text_px("position", 14) > F._text_px("position")
+        assert arial < text_px(text) < 1.3 * arial
+    assert text_px("position", 14) > text_px("position")

@@ -11,7 +11,8 @@ from explorer.gradients import DepthProfile, depth_profile, grad_norm_table
 from explorer.inspect import blocks
 from explorer.model import build_model
 from explorer.tasks import make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 SMALL = dict(n_layers=4, d_model=16, n_heads=2, batch_size=4, seq_len=6)
 

@@ -13,13 +13,16 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer import jobs
+from explorer import budget, slots
+from explorer.budget import check_budget, estimate_budget
 from explorer.config import CLASSROOM_PRESETS, REFERENCE_PRESETS, ModelConfig
-from explorer.jobs import TrainingJob, check_budget, estimate_budget, pool_counts
+from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.runs import list_runs, load_run
+from explorer.slots import pool_counts
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 TINY = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
 TASK = TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=300, n_val=20)
@@ -184,7 +187,7 @@ def test_a_mismatched_model_is_refused_before_any_thread_starts(task):
 
 
 def test_the_slot_limit_queues_jobs_first_come_first_served(task, make_job, monkeypatch):
-    monkeypatch.setattr(jobs, "MAX_CONCURRENT_JOBS", 1)
+    monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
     gate = make_job.gate()
     first = make_job(task, quick(steps=5), on_update=lambda j: gate.wait(60))
     second, third = make_job(task, quick(steps=5)), make_job(task, quick(steps=5))
@@ -246,7 +249,7 @@ def test_check_budget_refuses_what_a_laptop_cannot_train(task):
     with pytest.raises(ValueError, match="activations; reduce batch_size"):
         check_budget(tiny, quick(batch_size=2_000_000), task)
     slow = quick(steps=10**7)
-    fits = int((jobs.MAX_RUN_SECONDS - jobs.STEP_OVERHEAD_S) // estimate_budget(tiny, slow, task).step_s)
+    fits = int((budget.MAX_RUN_SECONDS - budget.STEP_OVERHEAD_S) // estimate_budget(tiny, slow, task).step_s)
     with pytest.raises(ValueError, match=f"reduce steps to {fits} or fewer"):
         check_budget(tiny, slow, task)
     with pytest.raises(ValueError, match="threads"):
@@ -260,4 +263,4 @@ def test_check_budget_accepts_the_classroom_presets_at_default_settings():
         cfg = fast.model_config(preset)
         check_budget(cfg, TrainConfig(), fast)
         b = estimate_budget(cfg, TrainConfig(), fast)
-        assert b.memory_bytes < jobs.MAX_TRAIN_BYTES and math.isfinite(b.run_s) and b.run_s > 0
+        assert b.memory_bytes < budget.MAX_TRAIN_BYTES and math.isfinite(b.run_s) and b.run_s > 0

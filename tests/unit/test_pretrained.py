@@ -14,6 +14,7 @@ import torch
 
 from explorer import checkpoints
 from explorer.checkpoints import PRETRAINED_DIR, load_pretrained, pretrained_manifest
+from explorer.evaluation import evaluate
 from explorer.pretrain import (
     DEFAULT_MODEL,
     FRESH_EXAMPLES,
@@ -25,7 +26,7 @@ from explorer.pretrain import (
     recipe,
 )
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig, evaluate
+from explorer.train_config import TrainConfig
 
 MANIFEST = pretrained_manifest()
 BY_NAME = {e["name"]: e for e in MANIFEST}

@@ -9,7 +9,8 @@ from explorer.model import build_model
 from explorer.pretrain import recipe
 from explorer.recipes import RECOMMENDED, recommended
 from explorer.tasks import TASK_PRESETS, make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 
 @pytest.fixture(autouse=True)

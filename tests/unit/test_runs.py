@@ -10,7 +10,8 @@ from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.runs import delete_run, list_runs, load_run, runs_dir, safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
-from explorer.training import TrainConfig, train_steps
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 
 @pytest.fixture

@@ -8,16 +8,12 @@ import torch
 import torch.nn.functional as F
 
 from explorer.config import ModelConfig
+from explorer.evaluation import evaluate
+from explorer.losses import label_smoothing_loss
 from explorer.model import build_model
 from explorer.tasks import PAD, TaskConfig, make_task
-from explorer.training import (
-    TrainConfig,
-    evaluate,
-    label_smoothing_loss,
-    lr_at,
-    new_state,
-    train_steps,
-)
+from explorer.train_config import TrainConfig, lr_at
+from explorer.training import new_state, train_steps
 
 TINY = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32)
 

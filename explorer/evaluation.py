@@ -1,0 +1,83 @@
+"""Measuring a model on its task's validation data: loss and accuracies (`evaluate`), and the
+attention of every layer and head on the first validation example (`snapshot`)."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from . import inspect
+from .task_kinds import KINDS
+from .tasks import Batch, Task
+
+
+@dataclass(frozen=True, eq=False)
+class AttentionSnapshot:
+    """Attention of every layer and head on the first validation example at one step (a seq2seq
+    decoder reads the true target, as in training): cross-attention, enc_self or dec_self."""
+
+    step: int
+    kind: str                 # "cross", "enc_self" or "dec_self"
+    pattern: np.ndarray       # (L, H, Q, K) float32, rows sum to 1
+    q_labels: tuple[str, ...]
+    k_labels: tuple[str, ...]
+
+
+@contextlib.contextmanager
+def _eval_mode(model: nn.Module):
+    was = model.training
+    model.eval()
+    try:
+        with torch.inference_mode():
+            yield
+    finally:
+        model.train(was)
+
+
+def evaluate(model: nn.Module, task: Task, max_examples: int = 200, batch_size: int = 100,
+             exact: bool = True) -> dict:
+    """val_loss (plain cross-entropy), val_token_acc (teacher forced) and val_exact: greedy-decoded
+    sequence equals the target (seq2seq), accuracy (classify), next-token accuracy (lm); exact=False
+    leaves it out (None): greedy decoding costs most of an evaluation."""
+    kind = KINDS[task.kind]
+    loss_sum = hits = count = right = n_tok = 0.0
+    seen = 0
+    with _eval_mode(model):
+        for batch in task.iter_val(batch_size):
+            if seen >= max_examples:
+                break
+            take = min(len(batch), max_examples - seen)
+            batch = Batch(*(None if t is None else t[:take] for t in dataclasses.astuple(batch)))
+            seen += take
+            logits, target = kind.logits(model, batch), kind.target(batch)
+            ignore = -100 if kind.ignore_index is None else kind.ignore_index
+            loss_sum += float(F.cross_entropy(logits.flatten(0, -2), target.flatten(),
+                                              ignore_index=ignore, reduction="sum"))
+            real = target != ignore
+            right += int(((logits.argmax(-1) == target) & real).sum())
+            n_tok += int(real.sum())
+            if exact:
+                h, c = kind.exact(model, batch, logits)
+                hits, count = hits + h, count + c
+    n_tok = max(n_tok, 1)
+    return {"val_loss": loss_sum / n_tok, "val_token_acc": right / n_tok,
+            "val_exact": hits / max(count, 1) if exact else None}
+
+
+def snapshot(model: nn.Module, task: Task, step: int = 0) -> AttentionSnapshot:
+    """Attention of every layer on the task's first validation example."""
+    kind = KINDS[task.kind]
+    batch, q_labels, k_labels = kind.example(task)
+    with _eval_mode(model), inspect.capture(model, kinds=(kind.attention,)) as cache:
+        kind.logits(model, batch)
+    pattern = cache.stacked(kind.attention)[:, 0].float().numpy()      # (L, H, Q, K)
+    return AttentionSnapshot(step, kind.attention, pattern, tuple(q_labels), tuple(k_labels))
+
+
+__all__ = ["AttentionSnapshot", "evaluate", "snapshot"]

@@ -1,0 +1,19 @@
+"""Pure figure builders: numpy / pandas data in, `plotly.graph_objects.Figure` out.
+
+Nothing here trains, builds a model or imports Streamlit. Colour scales are fixed per figure
+family (attention 0..1, positional encodings -1..1) so that heads, layers and runs compare by eye.
+Token axes are positional (0..n-1) with the tokens as tick text, so repeated tokens stay distinct.
+Import the module a figure lives in; this package re-exports nothing.
+
+    layout        the house style and the shared helpers: `figure` (one constructor call, margins that
+                  already hold what the figure puts in them), colours, axes, colorbars, legends,
+                  token axes, reference lines, text widths
+    attention     attention_heatmap, z_slider (flip heads in the browser), attention_mosaic with
+                  mosaic_layout and mosaic_grid, attention_entropy_bars
+    positional    pe_heatmap, similarity_heatmap
+    outputs       output_heatmap (softmax per position), entropy_chart
+    gradients     grad_norm_heatmap (layer x step), grad_norm_profile (per layer, per variant)
+    curves        line_chart (with mean ± std bands), training_curves (metrics of runs by step)
+    results       sweep_heatmap (a two-parameter grid), bar_with_error (mean ± std against a prediction)
+    architecture  architecture_diagram (explorer/diagram.py), param_breakdown
+"""

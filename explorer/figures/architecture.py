@@ -1,0 +1,33 @@
+"""Architecture figures: the block diagram of a config, and its parameters by part."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from explorer import diagram
+from explorer.config import human
+from explorer.figures.layout import BAR_LINE, CATEGORY_AXIS, PALETTE, figure, no_template
+
+
+def architecture_diagram(cfg, **kwargs) -> go.Figure:
+    """The block diagram of a config (explorer/diagram.py); it sets every colour itself."""
+    no_template()
+    return diagram.architecture_diagram(cfg, **kwargs)
+
+
+def param_breakdown(parts, title="", layout=None) -> go.Figure:
+    """Parameter counts by part (from `config.param_count`; "total" is left out)."""
+    items = [(k, v) for k, v in parts.items() if k != "total"]
+    total = sum(v for _, v in items) or 1
+    names, counts = [k for k, _ in items], [v for _, v in items]
+    bar = go.Bar(
+        x=counts, y=names, orientation="h", marker=dict(color=PALETTE[0], line=BAR_LINE),
+        text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
+        textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
+        hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>")
+    room = 1.3 * max(counts, default=0) or 1  # for the count written outside the longest bar
+    return figure([bar], title or f"{human(total)} parameters", 120 + 34 * len(names), layout,
+                  xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
+
+
+__all__ = ["architecture_diagram", "param_breakdown"]

@@ -1,0 +1,107 @@
+"""The server-wide slot pool: at most MAX_CONCURRENT_JOBS jobs train at once, the others wait in a
+FIFO queue. Every kind of job shares it (jobs.TrainingJob, experiment_job.ExperimentJob):
+
+    pool = slot_pool()
+    pool.enqueue(job)                  # may grant a slot at once: the pool calls job._granted()
+    pool.wait_turn(job, stop_event)    # in the job's worker: True once it holds a slot
+    pool.release(job)                  # when it ends; pool.withdraw(job) leaves the queue
+    pool_counts()                      # (jobs training, jobs waiting), for the UI
+
+The pool is the only module-level state here. EXPLORER_MAX_JOBS sets the limit (default 2).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import deque
+from typing import Protocol
+
+
+def _env_max_jobs() -> int:
+    try:
+        return max(1, int(os.environ.get("EXPLORER_MAX_JOBS", "2")))
+    except ValueError:  # a typo in the environment must not stop the server
+        return 2
+
+
+MAX_CONCURRENT_JOBS = _env_max_jobs()
+
+
+class SlotHolder(Protocol):
+    """What the pool asks of a job (a TrainingJob, an experiment_job.ExperimentJob): the pool calls
+    `_granted()`, holding its own lock, when the job gets its slot."""
+
+    def _granted(self) -> None: ...
+
+
+class _SlotPool:
+    """At most MAX_CONCURRENT_JOBS jobs train at once; the others wait first come, first served.
+    Lock order: the pool's lock, then a job's (a job never calls the pool holding its own)."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition()
+        self._waiting: deque[SlotHolder] = deque()
+        self._running: set[SlotHolder] = set()
+
+    def _grant(self) -> None:  # caller holds _cond; reads the limit now, so tests can change it
+        granted = False
+        while self._waiting and len(self._running) < max(1, MAX_CONCURRENT_JOBS):
+            job = self._waiting.popleft()
+            self._running.add(job)
+            job._granted()
+            granted = True
+        if granted:  # waking the waiters for nothing made them wake each other in a busy loop
+            self._cond.notify_all()
+
+    def enqueue(self, job: SlotHolder) -> None:
+        with self._cond:
+            self._waiting.append(job)
+            self._grant()
+
+    def wait_turn(self, job: SlotHolder, stop: threading.Event) -> bool:
+        """Block until job holds a slot (True) or has left the queue (False)."""
+        with self._cond:
+            while job not in self._running:
+                if stop.is_set() or job not in self._waiting:
+                    return False
+                self._grant()  # the limit may have been raised meanwhile
+                self._cond.wait(0.25)
+            return True
+
+    def withdraw(self, job: SlotHolder) -> None:
+        with self._cond:
+            if job in self._waiting:
+                self._waiting.remove(job)
+            self._cond.notify_all()
+
+    def release(self, job: SlotHolder) -> None:
+        with self._cond:
+            self._running.discard(job)
+            if job in self._waiting:
+                self._waiting.remove(job)
+            self._grant()
+
+    def position(self, job: SlotHolder) -> int | None:
+        with self._cond:
+            return self._waiting.index(job) + 1 if job in self._waiting else None
+
+    def counts(self) -> tuple[int, int]:
+        with self._cond:
+            return len(self._running), len(self._waiting)
+
+
+_POOL = _SlotPool()
+
+
+def pool_counts() -> tuple[int, int]:
+    """(jobs training, jobs waiting) on this server, for the UI."""
+    return _POOL.counts()
+
+
+def slot_pool() -> _SlotPool:
+    """The server-wide pool every kind of job takes its slot from."""
+    return _POOL
+
+
+__all__ = ["MAX_CONCURRENT_JOBS", "SlotHolder", "pool_counts", "slot_pool"]
