@@ -28,6 +28,8 @@ from explorer import figures
 from explorer.tasks import Task
 from explorer.training import StepMetrics, TrainConfig, evaluate, train_steps
 
+from .evidence import Claim, Evidence, verdict
+
 SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
 TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")
 CURVE_COLUMNS = ("condition", "seed", "step", "metric", "value")
@@ -51,7 +53,9 @@ class Interrupted(Exception):
 class Result:
     """One run of one experiment. Frames are described in the module docstring; `extra` holds
     any further long-format frames an experiment's figures need (e.g. attention patterns).
-    `holds` is True/False when the seed makes a checkable claim, None when it asks an open question."""
+    `holds` is True/False only when every claim of the seed was decided over enough seeds (see
+    .evidence); None when one is inconclusive or the seed asks an open question. `evidence` holds
+    one Evidence per claim (test, estimate, 95% interval, n per condition, reason)."""
 
     name: str
     table: pd.DataFrame
@@ -65,6 +69,7 @@ class Result:
     partial: bool = False          # stopped early: fewer seeds than asked (never cached)
     cached: bool = False           # read from the cache rather than computed now
     figures: tuple[go.Figure, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -139,11 +144,18 @@ class Context:
                  executor=None) -> None:
         self._progress, self.stop, self.executor = progress, stop, executor
         self.stopped = False
+        self.finished, self.total = 0, 0   # units of work done and asked for (set by collect, or the sweep)
         self._start, self._width, self._text, self._last = 0.0, 1.0, "", 0.0
 
     @property
     def stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
+
+    def stopped_reason(self) -> str | None:
+        """Why no claim can be decided because of a stop ("run stopped after 3 of 10 runs"), or None."""
+        if not self.stopped:
+            return None
+        return f"run stopped after {self.finished} of {self.total} runs"
 
     def report(self, within: float, text: str | None = None, force: bool = False) -> None:
         """Progress `within` (0..1) of the current unit; throttled to ten reports a second."""
@@ -156,6 +168,7 @@ class Context:
     def collect(self, units: Sequence, work: Callable[[Any], Any], describe: Callable[[Any], str] = str) -> list:
         """[(unit, work(unit))] for every unit finished before a stop; sets `stopped` if cut short."""
         done, n = [], len(units)
+        self.total = n
         for i, unit in enumerate(units):
             if self.stopping:
                 self.stopped = True
@@ -164,6 +177,7 @@ class Context:
             self.report(0.0, force=True)
             try:
                 done.append((unit, work(unit)))
+                self.finished = len(done)
             except Interrupted:
                 self.stopped = True
                 break
@@ -240,18 +254,23 @@ def summarise(samples: pd.DataFrame, predictions: dict | None = None) -> pd.Data
 
 
 def build_result(name: str, params, outputs: list, predictions: dict,
-                 verdict: Callable[[pd.DataFrame], tuple[str, bool | None]], extra: dict | None = None,
-                 with_curves: bool = True) -> Result:
-    """A Result from collected [(unit, (sample rows, curve rows))]; `verdict(table)` gives
-    (sentence, holds). Seconds, partial and figures are filled in by the runner."""
+                 measure: Callable[[pd.DataFrame], tuple[str, Sequence[Claim]]], ctx: Context | None,
+                 extra: dict | None = None, with_curves: bool = True) -> Result:
+    """A Result from collected [(unit, (sample rows, curve rows))]. `measure(table)` gives (what was
+    measured, in words; the seed's claims); the claims are decided over the per-seed samples by
+    `evidence.verdict`, inconclusive whatever the numbers if `ctx` was stopped. Seconds, partial and
+    figures are filled in by the runner."""
     sample_rows = [r for _, (s, _c) in outputs for r in s]
     curve_rows = [r for _, (_s, c) in outputs for r in c]
     samples = frame(sample_rows, SAMPLE_COLUMNS)
     table = summarise(samples, predictions)
-    text, holds = verdict(table)
+    text, claims = measure(table)
+    judged = verdict(claims, samples, None if ctx is None else ctx.stopped_reason())
+    text = ". ".join(t for t in (text.rstrip("."), judged.text) if t)
     return Result(name=name, table=table, samples=samples,
                   curves=frame(curve_rows, CURVE_COLUMNS) if with_curves else None, verdict=text,
-                  holds=holds, params=dataclasses.asdict(params), extra=dict(extra or {}))
+                  holds=judged.holds, params=dataclasses.asdict(params), extra=dict(extra or {}),
+                  evidence=judged.evidence)
 
 
 def seed_major(seeds: int, conditions: Sequence) -> list[tuple[int, Any]]:
@@ -275,10 +294,6 @@ def pct(mean: float, std: float) -> str:
 
 def num(mean: float, std: float, digits: int = 3) -> str:
     return "not measured" if math.isnan(mean) else f"{mean:.{digits}g} ± {std:.2g}"
-
-
-def outcome(holds: bool | None) -> str:
-    return {True: "as predicted", False: "NOT as predicted", None: "the seed leaves this open"}[holds]
 
 
 def curve_bands(curves: pd.DataFrame, metric: str, conditions: Iterable[str] | None = None,
@@ -307,4 +322,4 @@ def bars(table: pd.DataFrame, metric: str, title: str, y_title: str, scale: floa
 
 __all__ = ["SAMPLE_COLUMNS", "TABLE_COLUMNS", "CURVE_COLUMNS", "Result", "Experiment", "Context", "Stopped",
            "Interrupted", "measuring", "build_result", "seed_major", "summarise", "stat", "frame", "final_metrics",
-           "history_curves", "curve_bands", "bars", "pct", "num", "outcome", "whole", "number", "choice"]
+           "history_curves", "curve_bands", "bars", "pct", "num", "whole", "number", "choice", "Claim", "Evidence"]

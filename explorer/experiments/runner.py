@@ -3,11 +3,16 @@
 A result is cached per configuration: the key hashes the experiment's name and version, its
 parameters and CODE_VERSION. Each entry is a folder of plain files,
 
-    <cache>/<name>/<key>/result.json     name, params, verdict, holds, seconds, column types
+    <cache>/<name>/<key>/result.json     name, params, verdict, holds, evidence, seconds, column types
                          table.csv, samples.csv, curves.csv, extra-<frame>.csv
 
 written to a temporary folder and renamed into place, so a reader never sees half an entry.
 Figures are not stored: they are rebuilt from the frames. Stopped (partial) runs are not cached.
+
+`holds` is true, false or null; `evidence` lists one object per claim (see evidence.Evidence.to_json):
+{"test", "claim", "metric", "conditions", "estimate", "interval": [low, high], "threshold", "direction",
+"n", "df", "level", "holds", "reason", "unit"}. A folder written before verdicts were tested over seeds
+(no "evidence") loads as inconclusive.
 """
 
 from __future__ import annotations
@@ -29,9 +34,12 @@ import torch
 from explorer.runs import runs_dir
 
 from .base import Context, Experiment, ProgressFn, Result, Stopped
+from .evidence import Evidence
 
-CODE_VERSION = 1   # bump when a change anywhere makes every cached result wrong
+CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
 RESULT_FILE = "result.json"
+OLD_VERDICT = ("Inconclusive: this result was stored before verdicts were tested over seeds; run it again for a "
+               "verdict with its 95% interval")
 _FRAMES = ("table", "samples", "curves")
 
 
@@ -93,7 +101,7 @@ def run(name: str, params=None, progress: ProgressFn | None = None, stop: thread
         raise Stopped(f"experiment {name!r} was stopped before any run finished")
     verdict = f"Stopped early, partial result: {result.verdict}" if ctx.stopped else result.verdict
     result = dataclasses.replace(result, seconds=time.perf_counter() - start, partial=ctx.stopped,
-                                 verdict=verdict)
+                                 verdict=verdict, holds=None if ctx.stopped else result.holds)
     return with_figures(result)
 
 
@@ -104,7 +112,7 @@ def cached(name: str, params=None, cache_dir: str | Path | None = None) -> Resul
         return None
     try:
         return with_figures(dataclasses.replace(load_result(path), cached=True))
-    except (OSError, ValueError, KeyError, pd.errors.ParserError):  # a damaged entry is a miss
+    except (OSError, ValueError, KeyError, TypeError, pd.errors.ParserError):  # a damaged entry is a miss
         return None
 
 
@@ -151,7 +159,8 @@ def save_csv(result: Result, folder: str | Path) -> list[Path]:
         paths.append(path)
         types[key] = {c: _kind(df[c].dtype) for c in df.columns}
     meta = {"name": result.name, "params": result.params, "verdict": result.verdict, "holds": result.holds,
-            "seconds": result.seconds, "partial": result.partial, "code_version": CODE_VERSION,
+            "evidence": [e.to_json() for e in result.evidence], "seconds": result.seconds,
+            "partial": result.partial, "code_version": CODE_VERSION,
             "version": experiment(result.name).version, "frames": types,
             "created": datetime.now(UTC).isoformat(timespec="seconds")}
     (folder / RESULT_FILE).write_text(json.dumps(meta, indent=1))
@@ -180,9 +189,14 @@ def load_result(folder: str | Path) -> Result:
     types = meta["frames"]
     frames = {k: _read(folder / f"{k}.csv", t) for k, t in types.items()}
     extra = {k[len("extra-"):]: v for k, v in frames.items() if k.startswith("extra-")}
+    if "evidence" in meta:
+        verdict, holds = meta["verdict"], meta["holds"]
+        evidence = tuple(Evidence.from_json(e) for e in meta["evidence"])
+    else:  # written before verdicts were tested over seeds: its "as predicted" may rest on one seed
+        verdict, holds, evidence = OLD_VERDICT, None, ()
     return Result(name=meta["name"], table=frames["table"], samples=frames["samples"], curves=frames.get("curves"),
-                  verdict=meta["verdict"], holds=meta["holds"], params=meta["params"], seconds=meta["seconds"],
-                  extra=extra, partial=meta.get("partial", False))
+                  verdict=verdict, holds=holds, params=meta["params"], seconds=meta["seconds"],
+                  extra=extra, partial=meta.get("partial", False), evidence=evidence)
 
 
 def _store(result: Result, path: Path, replace: bool = False) -> None:
@@ -204,5 +218,5 @@ def _store(result: Result, path: Path, replace: bool = False) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-__all__ = ["CODE_VERSION", "experiment", "resolve_params", "cache_key", "cache_root", "cache_path", "run",
-           "run_cached", "cached", "save_csv", "load_result", "with_figures"]
+__all__ = ["CODE_VERSION", "experiment", "resolve_params", "cache_key",
+           "cache_root", "cache_path", "run", "run_cached", "cached", "save_csv", "load_result", "with_figures"]
