@@ -1,6 +1,7 @@
 """The experiments: every one runs end to end at its tiny budget, the claims that must show at a small
 budget do, results survive the cache and CSV, the sweep fills its grid, and the CLI writes CSV.
-Verdicts: one seed never decides a claim, and pe-order at its default budget holds with its evidence."""
+Verdicts: one seed never decides a claim, pe-order at its default budget holds with its evidence, and
+the work of one experiment is capped."""
 
 import dataclasses
 import json
@@ -15,9 +16,11 @@ import pytest
 import torch
 
 from explorer.cli import main
+from explorer.experiment_job import ExperimentJob
 from explorer.experiments import (
     CURVE_COLUMNS,
     EXPERIMENTS,
+    MAX_WORK,
     SAMPLE_COLUMNS,
     TABLE_COLUMNS,
     ProcessExecutor,
@@ -26,9 +29,11 @@ from explorer.experiments import (
     cache_path,
     cached,
     load_result,
+    refusal_of,
     run,
     run_cached,
     save_csv,
+    work_units,
 )
 from explorer.experiments.norm import NormParams, init_gradients
 from explorer.experiments.runner import OLD_VERDICT, RESULT_FILE
@@ -224,3 +229,31 @@ def test_cli_tiny_writes_csv_and_prints_the_verdict(tmp_path, monkeypatch, capsy
     assert main(["experiment", "nonsense"]) == 2
     assert main(["experiment", "--list"]) == 0 and "pe-order" in capsys.readouterr().out
 
+
+def test_every_default_budget_fits_the_work_cap():
+    for name, exp in EXPERIMENTS.items():
+        assert 0 < work_units(name) <= MAX_WORK and refusal_of(name) is None, name
+        assert work_units(name, exp.tiny) < work_units(name)
+    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 400
+    assert work_units("sweep") == 9 * 1 * 300
+    steps_axis = {"x_axis": "steps", "x_values": (100, 200), "y_values": (1, 2)}
+    assert work_units("sweep", steps_axis) == 2 * (100 + 200)   # the axis's steps, not the base's 300
+
+
+def test_too_many_conditions_are_refused_naming_the_limit(tmp_path, capsys):
+    many = {"epsilons": (0.0, 0.1) * 100}
+    message = refusal_of("label-smoothing", many)
+    assert message and "MAX_WORK" in message and f"{MAX_WORK:,}" in message and "200 runs per seed" in message
+    with pytest.raises(ValueError, match="MAX_WORK"):
+        run("label-smoothing", many)
+    with pytest.raises(ValueError, match="MAX_WORK"):
+        ExperimentJob("label-smoothing", many, cache_dir=tmp_path)
+    assert refusal_of("label-smoothing", {"epsilons": (0.0, 0.05, 0.1)}) is None
+    assert refusal_of("pe-order", {"seeds": 10, "steps": 3000}) is not None   # seeds x steps count too
+    capsys.readouterr()
+    epsilons = ",".join(["0.0,0.1"] * 100)
+    assert main(["experiment", "label-smoothing", "--set", f"epsilons={epsilons}", "--out", str(tmp_path)]) == 2
+    printed = capsys.readouterr()
+    lines = printed.err.strip().splitlines()
+    assert len(lines) == 1 and "MAX_WORK" in lines[0] and "Traceback" not in printed.err and not printed.out
+    assert not any(tmp_path.iterdir())   # nothing ran or was written

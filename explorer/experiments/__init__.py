@@ -46,6 +46,11 @@ Result (frozen)
               metric, conditions, estimate, interval (low, high), threshold, above, n, df, holds, reason.
     params (dict), seconds, partial, cached.
 
+Work cap
+    work_units(name, params) -> int: training runs per seed x seeds x steps (the sweep: its cells' steps
+    added up). refusal_of(name, params) -> str | None: one line naming MAX_WORK when the configuration
+    is over it, else None; run() and run_cached() raise ValueError with that line.
+
 Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
 `load_result(folder)` reads them back; the CLI is `python -m explorer experiment NAME` (see .cli).
 """
@@ -57,13 +62,16 @@ from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experim
 from .evidence import MIN_SEEDS, Claim, Evidence
 from .runner import (
     CODE_VERSION,
+    MAX_WORK,
     cache_key,
     cache_path,
     cached,
     load_result,
+    refusal_of,
     run,
     run_cached,
     save_csv,
+    work_units,
 )
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
@@ -72,4 +80,5 @@ EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
-           "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor", "Evidence", "Claim", "MIN_SEEDS"]
+           "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor", "Evidence", "Claim", "MIN_SEEDS",
+           "MAX_WORK", "work_units", "refusal_of"]

@@ -80,6 +80,10 @@ class Experiment:
     of it that finishes in seconds (tests, CI). `run(params, ctx)` does the work and returns a
     Result without figures; `figures(result)` draws them from the result's frames alone, so a
     cached result gets the same figures without rerunning anything.
+
+    Work (`work_units`) is training runs per seed x seeds x steps. Runs per seed are `conditions`
+    times the length of every tuple parameter (epsilons, heads, ...); `work(params)`, if given,
+    replaces the whole count (the sweep, whose steps may be an axis).
     """
 
     name: str
@@ -92,6 +96,22 @@ class Experiment:
     run: Callable[[Any, Context], Result]
     figures: Callable[[Result], list[go.Figure]]
     version: int = 1   # bump when a change makes old cached results wrong
+    conditions: int = 1
+    work: Callable[[Any], int] | None = None
+
+    def runs_per_seed(self, params) -> int:
+        n = self.conditions
+        for f in dataclasses.fields(params):
+            value = getattr(params, f.name)
+            if isinstance(value, tuple):
+                n *= len(value)
+        return n
+
+    def work_units(self, params) -> int:
+        """Training steps this configuration takes in all: runs per seed x seeds x steps."""
+        if self.work is not None:
+            return int(self.work(params))
+        return self.runs_per_seed(params) * params.seeds * params.steps
 
     def make_params(self, overrides: dict | None = None, tiny: bool = False):
         """Defaults (or the tiny budget) with `overrides` applied; unknown names raise ValueError."""

@@ -3,7 +3,8 @@
 Progress goes to stderr, the table, the verdict and its evidence (95% intervals over seeds) to stdout,
 CSV files to --out (default runs_dir()/experiments/NAME/). Results go through the same cache as the app,
 so a configuration run here shows up at once on the Experiments page (and the other way round); --fresh
-recomputes.
+recomputes. A configuration over the work cap (runner.MAX_WORK training steps in all) is refused with
+one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import pandas as pd
 
 from explorer.runs import runs_dir
 
-from . import EXPERIMENTS, Result, Stopped, run_cached, save_csv
+from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
 from .evidence import OPEN, fmt, fmt_interval
 from .sweep import ProcessExecutor, SerialExecutor
 
@@ -151,8 +152,11 @@ def run_command(args: argparse.Namespace) -> int:
     exp = EXPERIMENTS[args.name]
     try:
         params = exp.make_params(overrides(exp, args), tiny=args.tiny)
+        refused = refusal_of(exp.name, params)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if refused:
+        raise UsageError(refused)
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
     executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)

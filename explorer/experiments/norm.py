@@ -189,6 +189,6 @@ EXPERIMENT = Experiment(
                "not; deep Post-LN stacks train less stably without a warmup.",
     source="chapter §2.5 and exercise 2.2; notebook exercise 3",
     params=NormParams, tiny=NormParams(init_layers=6, d_model=32, steps=20, seeds=2, train_layers=2),
-    run=run, figures=draw)
+    run=run, figures=draw, conditions=2)
 
 __all__ = ["NormParams", "init_gradients", "EXPERIMENT"]

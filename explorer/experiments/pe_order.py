@@ -51,4 +51,4 @@ EXPERIMENT = Experiment(
                "reaches about 100%.",
     source="notebook: order detection with and without positional encoding",
     params=OrderParams, tiny=dataclasses.replace(OrderParams(), steps=60, seeds=2, n_train=200, n_val=100),
-    run=run, figures=draw)
+    run=run, figures=draw, conditions=2)

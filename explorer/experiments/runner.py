@@ -13,6 +13,10 @@ Figures are not stored: they are rebuilt from the frames. Stopped (partial) runs
 {"test", "claim", "metric", "conditions", "estimate", "interval": [low, high], "threshold", "direction",
 "n", "df", "level", "holds", "reason", "unit"}. A folder written before verdicts were tested over seeds
 (no "evidence") loads as inconclusive.
+
+One experiment's work is capped: `work_units(name, params)` (training runs per seed x seeds x steps)
+may not exceed MAX_WORK; `refusal_of(name, params)` says why a configuration is refused (or None), and
+`run` refuses such a configuration with that message as a ValueError.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from .base import Context, Experiment, ProgressFn, Result, Stopped
 from .evidence import Evidence
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
+MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)
 RESULT_FILE = "result.json"
 OLD_VERDICT = ("Inconclusive: this result was stored before verdicts were tested over seeds; run it again for a "
                "verdict with its 95% interval")
@@ -59,6 +64,28 @@ def resolve_params(exp: Experiment, params=None):
         raise ValueError(f"params for {exp.name!r} must be a dict or a {exp.params.__name__}, "
                          f"not {type(params).__name__}")
     return params
+
+
+def work_units(name: str, params=None) -> int:
+    """Training steps one configuration takes in all: runs per seed (conditions) x seeds x steps."""
+    exp = experiment(name)
+    return exp.work_units(resolve_params(exp, params))
+
+
+def refusal_of(name: str, params=None) -> str | None:
+    """Why this configuration is more work than one experiment may take (one line, naming MAX_WORK), or
+    None when it fits. `params` as for `run`; an invalid one raises ValueError naming the field."""
+    exp = experiment(name)
+    p = resolve_params(exp, params)
+    work = exp.work_units(p)
+    if work <= MAX_WORK:
+        return None
+    runs, seeds = exp.runs_per_seed(p), p.seeds
+    plural = "s" if seeds != 1 else ""
+    shape = (f"{runs} runs per seed x {seeds} seed{plural} x {p.steps} steps" if work == runs * seeds * p.steps
+             else f"{runs} runs per seed x {seeds} seed{plural}, their steps added up")
+    return (f"{name}: {shape} = {work:,} training steps, more than one experiment may take (MAX_WORK = "
+            f"{MAX_WORK:,}); use fewer conditions, seeds or steps")
 
 
 def cache_key(name: str, params=None) -> str:
@@ -90,6 +117,9 @@ def run(name: str, params=None, progress: ProgressFn | None = None, stop: thread
     Stopped is raised if none had finished."""
     exp = experiment(name)
     p = resolve_params(exp, params)
+    refused = refusal_of(name, p)
+    if refused:
+        raise ValueError(refused)
     ctx = Context(progress, stop, executor)
     threads, start = torch.get_num_threads(), time.perf_counter()
     torch.set_num_threads(1)  # an experiment is a one-core job: it leaves a core to the app (or another job)
@@ -218,5 +248,5 @@ def _store(result: Result, path: Path, replace: bool = False) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-__all__ = ["CODE_VERSION", "experiment", "resolve_params", "cache_key",
+__all__ = ["CODE_VERSION", "MAX_WORK", "work_units", "refusal_of", "experiment", "resolve_params", "cache_key",
            "cache_root", "cache_path", "run", "run_cached", "cached", "save_csv", "load_result", "with_figures"]

@@ -217,4 +217,4 @@ EXPERIMENT = Experiment(
     source="chapter §2.8 hyperparameter reference",
     params=SweepParams, tiny=SweepParams(x_values=(16, 32), y_values=(1, 2), steps=15, n_layers=1,
                                          eval_examples=10),
-    run=run, figures=draw)
+    run=run, figures=draw, work=lambda p: sum(cell["steps"] for cell in _cells(p)))
