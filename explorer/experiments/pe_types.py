@@ -27,7 +27,7 @@ class PETypesParams(Seq2SeqBase):
     encodings: tuple[str, ...] = POS_ENCODINGS
     min_len: int = 4
     max_len: int = 8     # N: trained on min_len..N, tested on N+1..2N as well
-    seeds: int = 2       # four encodings: two seeds keep the default near two minutes
+    seeds: int = 3       # the fewest that decide a claim (evidence.MIN_SEEDS); four encodings: ~2.5 minutes
     eval_every: int = 100
 
     def __post_init__(self) -> None:
