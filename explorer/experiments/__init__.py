@@ -39,9 +39,9 @@ Result (frozen)
               1.3, 95% CI [0.8, 1.9], Welch's t, 3 seeds each)", "NOT as predicted: ...", or "Inconclusive
               whether ...: too few seeds (n=1; at least 3 decide)" / "the 95% interval [a, b] spans 0" /
               "run stopped after 3 of 10 runs"; an open question reports its interval ("Open question, ...").
-    holds     True / False only when every claim was decided over at least MIN_SEEDS (3) seeds per
-              condition by a 95% interval on one side of its threshold; None otherwise (inconclusive, open
-              question, or a stopped run).
+    holds     Claims are decided over at least MIN_SEEDS (3) seeds per condition, by a 95% interval on
+              one side of the claim's threshold. True when every claim holds, False when one is decided
+              against, None otherwise (one inconclusive, an open question, or a stopped run).
     evidence  tuple of Evidence, one per claim: test ("Welch's t", "one-sample t", "paired t"), claim,
               metric, conditions, estimate, interval (low, high), threshold, above, n, df, holds, reason.
     params (dict), seconds, partial, cached.

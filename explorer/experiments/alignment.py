@@ -90,7 +90,7 @@ def _measure(table) -> tuple[str, list[Claim]]:
     c = stat(table, "uniform head (chance)", "agreement")[0]
     return (f"the best-aligned head puts {num(b, bs, 2)} of its weight on the source position each output copies "
             f"(a uniform head: {c:.2f})",
-            [Claim(f"some head aligns clearly: more than {CLEAR:.0%} of its weight on the copied position",
+            [Claim(f"some head aligns clearly, with more than {CLEAR:.0%} of its weight on the copied position",
                    "agreement", BEST, threshold=CLEAR, unit="%")])
 
 

@@ -53,9 +53,9 @@ class Interrupted(Exception):
 class Result:
     """One run of one experiment. Frames are described in the module docstring; `extra` holds
     any further long-format frames an experiment's figures need (e.g. attention patterns).
-    `holds` is True/False only when every claim of the seed was decided over enough seeds (see
-    .evidence); None when one is inconclusive or the seed asks an open question. `evidence` holds
-    one Evidence per claim (test, estimate, 95% interval, n per condition, reason)."""
+    `holds` is True when every claim of the seed holds over enough seeds (see .evidence), False when
+    one is decided against, None when one is inconclusive or the seed asks an open question.
+    `evidence` holds one Evidence per claim (test, estimate, 95% interval, n per condition, reason)."""
 
     name: str
     table: pd.DataFrame
