@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from .experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, run_cached
+from .experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
 from .experiments.runner import RESULT_FILE, cache_path, resolve_params
 from .slots import slot_pool
 
@@ -43,13 +43,17 @@ class ExperimentProgress:
 
 class ExperimentJob:
     """Runs `run_cached(name, params, refresh=refresh)` in a daemon thread once a pool slot is free.
-    The parameters are checked here, so a bad value raises ValueError before anything starts."""
+    The parameters are checked here, so a bad value (or more work than MAX_WORK) raises ValueError
+    before anything starts."""
 
     def __init__(self, name: str, params=None, refresh: bool = False, cache_dir: str | Path | None = None) -> None:
         if name not in EXPERIMENTS:
             raise ValueError(f"no experiment named {name!r}; choose one of {', '.join(EXPERIMENTS)}")
         self.name, self.refresh, self.cache_dir = name, refresh, cache_dir
         self.params = resolve_params(EXPERIMENTS[name], params)   # ValueError names the field
+        refused = refusal_of(name, self.params)                   # more work than one slot may take
+        if refused:
+            raise ValueError(refused)
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None

@@ -35,9 +35,21 @@ Result (frozen)
               sweep: grid with x, y, seed, value, seconds, error).
     figures   tuple of plotly go.Figure, built by explorer.figures from the frames (so cached results
               have them too); a page only renders them.
-    verdict   one sentence: measured vs predicted, ending in "as predicted" / "NOT as predicted" / open.
-    holds     True / False, or None when the seed asks rather than claims.
+    verdict   what was measured, then one sentence per claim of the seed: "As predicted: ... (difference
+              1.3, 95% CI [0.8, 1.9], Welch's t, 3 seeds each)", "NOT as predicted: ...", or "Inconclusive
+              whether ...: too few seeds (n=1; at least 3 decide)" / "the 95% interval [a, b] spans 0" /
+              "run stopped after 3 of 10 runs"; an open question reports its interval ("Open question, ...").
+    holds     Claims are decided over at least MIN_SEEDS (3) seeds per condition, by a 95% interval on
+              one side of the claim's threshold. True when every claim holds, False when one is decided
+              against, None otherwise (one inconclusive, an open question, or a stopped run).
+    evidence  tuple of Evidence, one per claim: test ("Welch's t", "one-sample t", "paired t"), claim,
+              metric, conditions, estimate, interval (low, high), threshold, above, n, df, holds, reason.
     params (dict), seconds, partial, cached.
+
+Work cap
+    work_units(name, params) -> int: training runs per seed x seeds x steps (the sweep: its cells' steps
+    added up). refusal_of(name, params) -> str | None: one line naming MAX_WORK when the configuration
+    is over it, else None; run() and run_cached() raise ValueError with that line.
 
 Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
 `load_result(folder)` reads them back; the CLI is `python -m explorer experiment NAME` (see .cli).
@@ -47,15 +59,19 @@ from __future__ import annotations
 
 from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, sweep
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
+from .evidence import MIN_SEEDS, Claim, Evidence
 from .runner import (
     CODE_VERSION,
+    MAX_WORK,
     cache_key,
     cache_path,
     cached,
     load_result,
+    refusal_of,
     run,
     run_cached,
     save_csv,
+    work_units,
 )
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
@@ -64,4 +80,5 @@ EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
-           "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor"]
+           "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor", "Evidence", "Claim", "MIN_SEEDS",
+           "MAX_WORK", "work_units", "refusal_of"]

@@ -23,7 +23,7 @@ from explorer.inspect import capture
 from explorer.tasks import BOS
 
 from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
-from .base import Context, Experiment, Result, build_result, num, outcome, seed_major, stat, whole
+from .base import Claim, Context, Experiment, Result, build_result, num, seed_major, stat, whole
 
 CLEAR = 0.5     # "clear alignment": most of a head's weight on the expected source position
 BEST = "best head"
@@ -86,12 +86,13 @@ def _unit(ctx: Context, p: AlignmentParams, seed: int):
     return samples, ranking, cells, labels
 
 
-def _verdict(table) -> tuple[str, bool]:
+def _measure(table) -> tuple[str, list[Claim]]:
     b, bs, _ = stat(table, BEST, "agreement")
     c = stat(table, "uniform head (chance)", "agreement")[0]
-    holds = b >= CLEAR
     return (f"the best-aligned head puts {num(b, bs, 2)} of its weight on the source position each output copies "
-            f"(a uniform head: {c:.2f}): {outcome(holds)}", holds)
+            f"(a uniform head: {c:.2f})",
+            [Claim(f"some head aligns clearly, with more than {CLEAR:.0%} of its weight on the copied position",
+                   "agreement", BEST, threshold=CLEAR, unit="%")])
 
 
 def run(p: AlignmentParams, ctx: Context) -> Result:
@@ -103,7 +104,7 @@ def run(p: AlignmentParams, ctx: Context) -> Result:
     labels = pd.DataFrame([x for _, (_, _, _, ls) in done for x in ls], columns=["example", "axis", "index", "label"])
     outputs = [(u, (s, [])) for u, (s, _, _, _) in done]
     predictions = {(BEST, "agreement"): (1.0, "clear: a head draws the anti-diagonal")}
-    return build_result(NAME, p, outputs, predictions, _verdict, with_curves=False,
+    return build_result(NAME, p, outputs, predictions, _measure, ctx, with_curves=False,
                         extra={"ranking": ranking, "attention": attention, "labels": labels})
 
 

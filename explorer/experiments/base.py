@@ -30,6 +30,8 @@ from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from explorer.training import StepMetrics, train_steps
 
+from .evidence import Claim, Evidence, verdict
+
 SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
 TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")
 CURVE_COLUMNS = ("condition", "seed", "step", "metric", "value")
@@ -53,7 +55,9 @@ class Interrupted(Exception):
 class Result:
     """One run of one experiment. Frames are described in the module docstring; `extra` holds
     any further long-format frames an experiment's figures need (e.g. attention patterns).
-    `holds` is True/False when the seed makes a checkable claim, None when it asks an open question."""
+    `holds` is True when every claim of the seed holds over enough seeds (see .evidence), False when
+    one is decided against, None when one is inconclusive or the seed asks an open question.
+    `evidence` holds one Evidence per claim (test, estimate, 95% interval, n per condition, reason)."""
 
     name: str
     table: pd.DataFrame
@@ -67,6 +71,7 @@ class Result:
     partial: bool = False          # stopped early: fewer seeds than asked (never cached)
     cached: bool = False           # read from the cache rather than computed now
     figures: tuple[go.Figure, ...] = ()
+    evidence: tuple[Evidence, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -77,6 +82,10 @@ class Experiment:
     of it that finishes in seconds (tests, CI). `run(params, ctx)` does the work and returns a
     Result without figures; `figures(result)` draws them from the result's frames alone, so a
     cached result gets the same figures without rerunning anything.
+
+    Work (`work_units`) is training runs per seed x seeds x steps. Runs per seed are `conditions`
+    times the length of every tuple parameter (epsilons, heads, ...); `work(params)`, if given,
+    replaces the whole count (the sweep, whose steps may be an axis).
     """
 
     name: str
@@ -89,6 +98,22 @@ class Experiment:
     run: Callable[[Any, Context], Result]
     figures: Callable[[Result], list[go.Figure]]
     version: int = 1   # bump when a change makes old cached results wrong
+    conditions: int = 1
+    work: Callable[[Any], int] | None = None
+
+    def runs_per_seed(self, params) -> int:
+        n = self.conditions
+        for f in dataclasses.fields(params):
+            value = getattr(params, f.name)
+            if isinstance(value, tuple):
+                n *= len(value)
+        return n
+
+    def work_units(self, params) -> int:
+        """Training steps this configuration takes in all: runs per seed x seeds x steps."""
+        if self.work is not None:
+            return int(self.work(params))
+        return self.runs_per_seed(params) * params.seeds * params.steps
 
     def make_params(self, overrides: dict | None = None, tiny: bool = False):
         """Defaults (or the tiny budget) with `overrides` applied; unknown names raise ValueError."""
@@ -141,11 +166,18 @@ class Context:
                  executor=None) -> None:
         self._progress, self.stop, self.executor = progress, stop, executor
         self.stopped = False
+        self.finished, self.total = 0, 0   # units of work done and asked for (set by collect, or the sweep)
         self._start, self._width, self._text, self._last = 0.0, 1.0, "", 0.0
 
     @property
     def stopping(self) -> bool:
         return self.stop is not None and self.stop.is_set()
+
+    def stopped_reason(self) -> str | None:
+        """Why no claim can be decided because of a stop ("run stopped after 3 of 10 runs"), or None."""
+        if not self.stopped:
+            return None
+        return f"run stopped after {self.finished} of {self.total} runs"
 
     def report(self, within: float, text: str | None = None, force: bool = False) -> None:
         """Progress `within` (0..1) of the current unit; throttled to ten reports a second."""
@@ -158,6 +190,7 @@ class Context:
     def collect(self, units: Sequence, work: Callable[[Any], Any], describe: Callable[[Any], str] = str) -> list:
         """[(unit, work(unit))] for every unit finished before a stop; sets `stopped` if cut short."""
         done, n = [], len(units)
+        self.total = n
         for i, unit in enumerate(units):
             if self.stopping:
                 self.stopped = True
@@ -166,6 +199,7 @@ class Context:
             self.report(0.0, force=True)
             try:
                 done.append((unit, work(unit)))
+                self.finished = len(done)
             except Interrupted:
                 self.stopped = True
                 break
@@ -242,18 +276,23 @@ def summarise(samples: pd.DataFrame, predictions: dict | None = None) -> pd.Data
 
 
 def build_result(name: str, params, outputs: list, predictions: dict,
-                 verdict: Callable[[pd.DataFrame], tuple[str, bool | None]], extra: dict | None = None,
-                 with_curves: bool = True) -> Result:
-    """A Result from collected [(unit, (sample rows, curve rows))]; `verdict(table)` gives
-    (sentence, holds). Seconds, partial and figures are filled in by the runner."""
+                 measure: Callable[[pd.DataFrame], tuple[str, Sequence[Claim]]], ctx: Context | None,
+                 extra: dict | None = None, with_curves: bool = True) -> Result:
+    """A Result from collected [(unit, (sample rows, curve rows))]. `measure(table)` gives (what was
+    measured, in words; the seed's claims); the claims are decided over the per-seed samples by
+    `evidence.verdict`, inconclusive whatever the numbers if `ctx` was stopped. Seconds, partial and
+    figures are filled in by the runner."""
     sample_rows = [r for _, (s, _c) in outputs for r in s]
     curve_rows = [r for _, (_s, c) in outputs for r in c]
     samples = frame(sample_rows, SAMPLE_COLUMNS)
     table = summarise(samples, predictions)
-    text, holds = verdict(table)
+    text, claims = measure(table)
+    judged = verdict(claims, samples, None if ctx is None else ctx.stopped_reason())
+    text = ". ".join(t for t in (text.rstrip("."), judged.text) if t)
     return Result(name=name, table=table, samples=samples,
                   curves=frame(curve_rows, CURVE_COLUMNS) if with_curves else None, verdict=text,
-                  holds=holds, params=dataclasses.asdict(params), extra=dict(extra or {}))
+                  holds=judged.holds, params=dataclasses.asdict(params), extra=dict(extra or {}),
+                  evidence=judged.evidence)
 
 
 def seed_major(seeds: int, conditions: Sequence) -> list[tuple[int, Any]]:
@@ -277,10 +316,6 @@ def pct(mean: float, std: float) -> str:
 
 def num(mean: float, std: float, digits: int = 3) -> str:
     return "not measured" if math.isnan(mean) else f"{mean:.{digits}g} ± {std:.2g}"
-
-
-def outcome(holds: bool | None) -> str:
-    return {True: "as predicted", False: "NOT as predicted", None: "the seed leaves this open"}[holds]
 
 
 def curve_bands(curves: pd.DataFrame, metric: str, conditions: Iterable[str] | None = None,
@@ -309,4 +344,4 @@ def bars(table: pd.DataFrame, metric: str, title: str, y_title: str, scale: floa
 
 __all__ = ["SAMPLE_COLUMNS", "TABLE_COLUMNS", "CURVE_COLUMNS", "Result", "Experiment", "Context", "Stopped",
            "Interrupted", "measuring", "build_result", "seed_major", "summarise", "stat", "frame", "final_metrics",
-           "history_curves", "curve_bands", "bars", "pct", "num", "outcome", "whole", "number", "choice"]
+           "history_curves", "curve_bands", "bars", "pct", "num", "whole", "number", "choice", "Claim", "Evidence"]

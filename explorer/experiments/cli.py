@@ -1,8 +1,10 @@
 """`python -m explorer experiment NAME [--tiny] [--seeds N] [--set key=value ...] [--out DIR]`.
 
-Progress goes to stderr, the table and the verdict to stdout, CSV files to --out (default
-runs_dir()/experiments/NAME/). Results go through the same cache as the app, so a configuration run
-here shows up at once on the Experiments page (and the other way round); --fresh recomputes.
+Progress goes to stderr, the table, the verdict and its evidence (95% intervals over seeds) to stdout,
+CSV files to --out (default runs_dir()/experiments/NAME/). Results go through the same cache as the app,
+so a configuration run here shows up at once on the Experiments page (and the other way round); --fresh
+recomputes. A configuration over the work cap (runner.MAX_WORK training steps in all) is refused with
+one line and exit code 2.
 """
 
 from __future__ import annotations
@@ -20,7 +22,8 @@ import pandas as pd
 
 from explorer.runs import runs_dir
 
-from . import EXPERIMENTS, Stopped, run_cached, save_csv
+from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
+from .evidence import OPEN, fmt, fmt_interval
 from .sweep import ProcessExecutor, SerialExecutor
 
 
@@ -99,6 +102,23 @@ def format_table(table: pd.DataFrame) -> str:
     return shown.to_string(index=False)
 
 
+def format_evidence(result: Result) -> str:
+    """One line per claim: the test, what it compares, the estimate and its 95% interval, n, df, outcome."""
+    lines = []
+    for e in result.evidence:
+        what = " - ".join(e.conditions) + f", {e.metric}"
+        interval = ("no interval (n < 2)" if math.isnan(e.interval[0]) else
+                    f"{e.level:.0%} CI {fmt_interval(*e.interval, e.unit, e.difference)}")
+        df = "" if math.isnan(e.df) else f", df {e.df:.1f}"
+        decided = {True: "holds", False: "does not hold"}.get(e.holds, f"inconclusive: {e.reason}")
+        if e.reason == OPEN:
+            decided = "open question"
+        lines.append(f"  {e.test} ({what}): {fmt(e.estimate, e.unit, e.difference)}, {interval}, claimed "
+                     f"{'>' if e.above else '<'} {fmt(e.threshold, e.unit, e.difference)}, n={'/'.join(map(str, e.n))}"
+                     f"{df}: {decided}")
+    return "\n".join(["Evidence:", *lines]) if lines else ""
+
+
 class _Progress:
     """One line on stderr: rewritten in place on a terminal, a plain line every few seconds elsewhere."""
 
@@ -132,8 +152,11 @@ def run_command(args: argparse.Namespace) -> int:
     exp = EXPERIMENTS[args.name]
     try:
         params = exp.make_params(overrides(exp, args), tiny=args.tiny)
+        refused = refusal_of(exp.name, params)
     except ValueError as e:
         raise UsageError(str(e)) from None
+    if refused:
+        raise UsageError(refused)
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
     executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
@@ -158,8 +181,11 @@ def run_command(args: argparse.Namespace) -> int:
     print(f"{exp.title} ({exp.name}, {source})\n{exp.question}\nThe seed predicts: {exp.prediction}\n")
     print(format_table(result.table))
     print(f"\n{result.verdict}")
+    evidence = format_evidence(result)
+    if evidence:
+        print(evidence)
     print(f"CSV written to {out}: {', '.join(p.name for p in paths)}")
     return 130 if result.partial else 0
 
 
-__all__ = ["add_arguments", "run_command", "UsageError", "parse_value", "format_table"]
+__all__ = ["add_arguments", "run_command", "UsageError", "parse_value", "format_table", "format_evidence"]

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from explorer.figures.curves import line_chart
 
 from ._order import OrderBase, order_run
-from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat, whole
+from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
 
 TOLERANCE = 0.02   # "at least as well": within two points of accuracy
 
@@ -32,14 +32,14 @@ def _label(h: int) -> str:
     return f"{h} head" + ("s" if h > 1 else "")
 
 
-def _verdict(p: HeadsParams):
-    def verdict(table) -> tuple[str, bool]:
-        stats = {h: stat(table, _label(h), "accuracy") for h in p.heads}
+def _measure(p: HeadsParams):
+    def measure(table) -> tuple[str, list[Claim]]:
         most, fewest = max(p.heads), min(p.heads)
-        holds = stats[most][0] >= stats[fewest][0] - TOLERANCE
-        text = ", ".join(f"{_label(h)} {pct(m, s)}" for h, (m, s, _) in stats.items())
-        return f"{text}: {outcome(holds)} ({_label(most)} at least as accurate as {_label(fewest)})", holds
-    return verdict
+        text = ", ".join(f"{_label(h)} {pct(*stat(table, _label(h), 'accuracy')[:2])}" for h in p.heads)
+        return text, [Claim(f"{_label(most)} are at least as accurate as {_label(fewest)}, within "
+                            f"{100 * TOLERANCE:.0f} points", "accuracy", _label(most), _label(fewest),
+                            threshold=-TOLERANCE, unit="%")]
+    return measure
 
 
 def run(p: HeadsParams, ctx: Context) -> Result:
@@ -50,7 +50,7 @@ def run(p: HeadsParams, ctx: Context) -> Result:
     done = ctx.collect(seed_major(p.seeds, p.heads), work, lambda u: f"seed {u[0]}, {_label(u[1])}")
     most = max(p.heads)
     predictions = {(_label(most), "accuracy"): (None, "at least as accurate: heads can specialise")}
-    return build_result(NAME, p, done, predictions, _verdict(p))
+    return build_result(NAME, p, done, predictions, _measure(p), ctx)
 
 
 def draw(r: Result) -> list:

@@ -21,6 +21,7 @@ from explorer.tasks import PAD
 
 from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq, val_rows
 from .base import (
+    Claim,
     Context,
     Experiment,
     Result,
@@ -29,7 +30,6 @@ from .base import (
     curve_bands,
     final_metrics,
     num,
-    outcome,
     pct,
     seed_major,
     stat,
@@ -91,16 +91,16 @@ def _unit(ctx: Context, p: SmoothingParams, seed: int, eps: float):
     return samples, curves
 
 
-def _verdict(p: SmoothingParams):
-    def verdict(table) -> tuple[str, bool]:
+def _measure(p: SmoothingParams):
+    def measure(table) -> tuple[str, list[Claim]]:
         lo, hi = _label(min(p.epsilons)), _label(max(p.epsilons))
         (e0, s0, _), (e1, s1, _) = stat(table, lo, ENTROPY), stat(table, hi, ENTROPY)
         (a0, t0, _), (a1, t1, _) = stat(table, lo, VAL_ACC), stat(table, hi, VAL_ACC)
-        holds = e1 > e0
         return (f"output entropy on {p.held_out} held-out examples: {lo} {num(e0, s0)} nats, {hi} {num(e1, s1)} "
-                f"nats ({outcome(holds)}: smoothing is more diffuse); validation accuracy {pct(a0, t0)} vs "
-                f"{pct(a1, t1)}", holds)
-    return verdict
+                f"nats; validation accuracy {pct(a0, t0)} vs {pct(a1, t1)}",
+                [Claim(f"with {hi} the output is more diffuse, its entropy higher than with {lo}", ENTROPY, hi, lo,
+                       unit="nats")])
+    return measure
 
 
 def run(p: SmoothingParams, ctx: Context) -> Result:
@@ -110,7 +110,7 @@ def run(p: SmoothingParams, ctx: Context) -> Result:
     predictions = {(_label(e), ENTROPY): (target_entropy(e, vocab), "near 0: confident" if e == 0 else
                                           f"higher: about {target_entropy(e, vocab):.2f}, the smoothed target's")
                    for e in p.epsilons}
-    return build_result(NAME, p, done, predictions, _verdict(p))
+    return build_result(NAME, p, done, predictions, _measure(p), ctx)
 
 
 def draw(r: Result) -> list:

@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 from explorer.figures.curves import line_chart
 
 from ._order import OrderBase, order_run
-from .base import Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
-
-HOLDS_WITHIN = 0.05   # "holds up": the longer sequence loses less than five points
+from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
 
 
 @dataclass(frozen=True)
@@ -32,18 +29,14 @@ def _label(t: int) -> str:
     return f"T={t}"
 
 
-def _verdict(p: LengthParams):
-    def verdict(table) -> tuple[str, None]:
-        stats = {t: stat(table, _label(t), "accuracy") for t in p.lengths}
+def _measure(p: LengthParams):
+    def measure(table) -> tuple[str, list[Claim]]:
         short, long_ = min(p.lengths), max(p.lengths)
-        drop = stats[short][0] - stats[long_][0]
-        text = ", ".join(f"{_label(t)} {pct(m, s)}" for t, (m, s, _) in stats.items())
-        if math.isnan(drop):  # a condition was not measured
-            return f"{text}: the seed leaves this open", None
-        finding = ("accuracy holds up at the longer length" if drop < HOLDS_WITHIN else
-                   f"the longer sequence costs {100 * drop:.0f} points with the same data and steps")
-        return f"{text}: {finding} (the seed leaves this open)", None
-    return verdict
+        text = ", ".join(f"{_label(t)} {pct(*stat(table, _label(t), 'accuracy')[:2])}" for t in p.lengths)
+        return f"{text} (the seed leaves this open)", [
+            Claim(f"what {_label(long_)} costs in accuracy against {_label(short)}", "accuracy", _label(short),
+                  _label(long_), unit="%", open=True)]
+    return measure
 
 
 def run(p: LengthParams, ctx: Context) -> Result:
@@ -53,7 +46,7 @@ def run(p: LengthParams, ctx: Context) -> Result:
 
     done = ctx.collect(seed_major(p.seeds, p.lengths), work, lambda u: f"seed {u[0]}, {_label(u[1])}")
     predictions = {(_label(max(p.lengths)), "accuracy"): (None, "open: does PE alone keep it solvable?")}
-    return build_result(NAME, p, done, predictions, _verdict(p))
+    return build_result(NAME, p, done, predictions, _measure(p), ctx)
 
 
 def draw(r: Result) -> list:

@@ -23,6 +23,7 @@ from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task
 
 from .base import (
+    Claim,
     Context,
     Experiment,
     Result,
@@ -35,7 +36,6 @@ from .base import (
     measuring,
     num,
     number,
-    outcome,
     pct,
     seed_major,
     stat,
@@ -123,23 +123,27 @@ def _train_unit(ctx: Context, p: NormParams, seed: int, cond: str):
     return samples, history_curves(history, cond, seed, ("loss", "val_exact"))
 
 
-def _verdict(p: NormParams):
-    def verdict(table) -> tuple[str, bool]:
+def _measure(p: NormParams):
+    def measure(table) -> tuple[str, list[Claim]]:
         (rp, sp, _), (rq, sq, _) = stat(table, PRE, RATIO_P), stat(table, POST, RATIO_P)
         (xp, xs, _), (xq, xqs, _) = stat(table, PRE, RATIO_X), stat(table, POST, RATIO_X)
         (ap, aps, _), (aq, aqs, _) = stat(table, PRE, "final accuracy"), stat(table, POST, "final accuracy")
         lp, lq = stat(table, PRE, LOSS)[0], stat(table, POST, LOSS)[0]
-        # "more stable" must show: Pre-LN clearly ahead on accuracy or loss, and not behind on accuracy
-        uniform = rp < rq
-        stable = ap >= aq - MARGIN / 2 and (ap - aq >= MARGIN or lq - lp >= MARGIN)
         dp, dq = stat(table, PRE, DIVERGED)[0], stat(table, POST, DIVERGED)[0]
         broke = f"; diverged: Pre-LN {dp:.0%}, Post-LN {dq:.0%} of runs" if dp > 0 or dq > 0 else ""
-        return (f"(a) {p.init_layers} layers at init, largest/smallest parameter-gradient norm: Pre-LN "
-                f"{num(rp, sp)}, Post-LN {num(rq, sq)} ({outcome(uniform)}; at block inputs {num(xp, xs)} vs "
-                f"{num(xq, xqs)}). (b) {p.train_layers} blocks trained: Pre-LN {pct(ap, aps)}, Post-LN "
-                f"{pct(aq, aqs)} accuracy, final loss {lp:.3f} vs {lq:.3f}{broke} ({outcome(stable)}).",
-                uniform and stable)
-    return verdict
+        text = (f"(a) {p.init_layers} layers at init, largest/smallest parameter-gradient norm: Pre-LN "
+                f"{num(rp, sp)}, Post-LN {num(rq, sq)} (at block inputs {num(xp, xs)} vs {num(xq, xqs)}). "
+                f"(b) {p.train_layers} blocks trained: Pre-LN {pct(ap, aps)}, Post-LN {pct(aq, aqs)} accuracy, "
+                f"final loss {lp:.3f} vs {lq:.3f}{broke}")
+        # "more stable" must show: Post-LN's loss ends clearly higher, and Pre-LN is not behind on accuracy
+        return text, [
+            Claim(f"(a) Post-LN's largest/smallest gradient-norm ratio across {p.init_layers} layers is larger "
+                  "than Pre-LN's", RATIO_P, POST, PRE),
+            Claim(f"(b) Post-LN's final training loss is higher than Pre-LN's by more than {MARGIN} nats", LOSS, POST,
+                  PRE, threshold=MARGIN, unit="nats"),
+            Claim(f"(b) Pre-LN's accuracy is not behind Post-LN's by more than {100 * MARGIN / 2:.1f} points",
+                  "final accuracy", PRE, POST, threshold=-MARGIN / 2, unit="%")]
+    return measure
 
 
 def run(p: NormParams, ctx: Context) -> Result:
@@ -154,7 +158,7 @@ def run(p: NormParams, ctx: Context) -> Result:
                    (POST, RATIO_P): (None, "larger: uneven across depth"),
                    (PRE, "final accuracy"): (None, "trains stably"),
                    (POST, "final accuracy"): (None, "less stable without warmup")}
-    return build_result(NAME, p, done, predictions, _verdict(p))
+    return build_result(NAME, p, done, predictions, _measure(p), ctx)
 
 
 def draw(r: Result) -> list:
@@ -186,6 +190,6 @@ EXPERIMENT = Experiment(
                "not; deep Post-LN stacks train less stably without a warmup.",
     source="chapter §2.5 and exercise 2.2; notebook exercise 3",
     params=NormParams, tiny=NormParams(init_layers=6, d_model=32, steps=20, seeds=2, train_layers=2),
-    run=run, figures=draw)
+    run=run, figures=draw, conditions=2)
 
 __all__ = ["NormParams", "init_gradients", "EXPERIMENT"]

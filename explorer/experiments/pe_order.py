@@ -7,18 +7,20 @@ import dataclasses
 from explorer.figures.curves import line_chart
 
 from ._order import OrderParams, order_run
-from .base import Context, Experiment, Result, bars, build_result, curve_bands, outcome, pct, seed_major, stat
+from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat
 
 WITH, WITHOUT = "with PE", "without PE"
 CHANCE_MAX = 0.65   # above this, "without PE" is no longer "about chance" (150 examples: std ~ 0.04)
 LEARNED_MIN = 0.9
 
 
-def _verdict(table) -> tuple[str, bool]:
+def _measure(table) -> tuple[str, list[Claim]]:
     w, ws, _ = stat(table, WITH, "accuracy")
     o, os_, _ = stat(table, WITHOUT, "accuracy")
-    holds = w >= LEARNED_MIN and o <= CHANCE_MAX
-    return f"with PE {pct(w, ws)}, without PE {pct(o, os_)}: {outcome(holds)}", holds
+    return f"with PE {pct(w, ws)}, without PE {pct(o, os_)}", [
+        Claim(f"with PE the accuracy is above {LEARNED_MIN:.0%}", "accuracy", WITH, threshold=LEARNED_MIN, unit="%"),
+        Claim(f"without PE it stays near chance, below {CHANCE_MAX:.0%}", "accuracy", WITHOUT, above=False,
+              threshold=CHANCE_MAX, unit="%")]
 
 
 def run(p: OrderParams, ctx: Context) -> Result:
@@ -31,7 +33,7 @@ def run(p: OrderParams, ctx: Context) -> Result:
     done = ctx.collect(seed_major(p.seeds, (WITH, WITHOUT)), work, lambda u: f"seed {u[0]}, {u[1]}")
     predictions = {(WITH, "accuracy"): (1.0, "about 100%: every position has its own signature"),
                    (WITHOUT, "accuracy"): (0.5, "about 50% (chance): mean pooling cannot see order")}
-    return build_result(NAME, p, done, predictions, _verdict)
+    return build_result(NAME, p, done, predictions, _measure, ctx)
 
 
 def draw(r: Result) -> list:
@@ -49,4 +51,4 @@ EXPERIMENT = Experiment(
                "reaches about 100%.",
     source="notebook: order detection with and without positional encoding",
     params=OrderParams, tiny=dataclasses.replace(OrderParams(), steps=60, seeds=2, n_train=200, n_val=100),
-    run=run, figures=draw)
+    run=run, figures=draw, conditions=2)

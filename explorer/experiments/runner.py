@@ -3,11 +3,20 @@
 A result is cached per configuration: the key hashes the experiment's name and version, its
 parameters and CODE_VERSION. Each entry is a folder of plain files,
 
-    <cache>/<name>/<key>/result.json     name, params, verdict, holds, seconds, column types
+    <cache>/<name>/<key>/result.json     name, params, verdict, holds, evidence, seconds, column types
                          table.csv, samples.csv, curves.csv, extra-<frame>.csv
 
 written to a temporary folder and renamed into place, so a reader never sees half an entry.
 Figures are not stored: they are rebuilt from the frames. Stopped (partial) runs are not cached.
+
+`holds` is true, false or null; `evidence` lists one object per claim (see evidence.Evidence.to_json):
+{"test", "claim", "metric", "conditions", "estimate", "interval": [low, high], "threshold", "direction",
+"n", "df", "level", "holds", "reason", "unit"}. A folder written before verdicts were tested over seeds
+(no "evidence") loads as inconclusive.
+
+One experiment's work is capped: `work_units(name, params)` (training runs per seed x seeds x steps)
+may not exceed MAX_WORK; `refusal_of(name, params)` says why a configuration is refused (or None), and
+`run` refuses such a configuration with that message as a ValueError.
 """
 
 from __future__ import annotations
@@ -29,9 +38,13 @@ import torch
 from explorer.runs import runs_dir
 
 from .base import Context, Experiment, ProgressFn, Result, Stopped
+from .evidence import Evidence
 
-CODE_VERSION = 1   # bump when a change anywhere makes every cached result wrong
+CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
+MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)
 RESULT_FILE = "result.json"
+OLD_VERDICT = ("Inconclusive: this result was stored before verdicts were tested over seeds; run it again for a "
+               "verdict with its 95% interval")
 _FRAMES = ("table", "samples", "curves")
 
 
@@ -51,6 +64,28 @@ def resolve_params(exp: Experiment, params=None):
         raise ValueError(f"params for {exp.name!r} must be a dict or a {exp.params.__name__}, "
                          f"not {type(params).__name__}")
     return params
+
+
+def work_units(name: str, params=None) -> int:
+    """Training steps one configuration takes in all: runs per seed (conditions) x seeds x steps."""
+    exp = experiment(name)
+    return exp.work_units(resolve_params(exp, params))
+
+
+def refusal_of(name: str, params=None) -> str | None:
+    """Why this configuration is more work than one experiment may take (one line, naming MAX_WORK), or
+    None when it fits. `params` as for `run`; an invalid one raises ValueError naming the field."""
+    exp = experiment(name)
+    p = resolve_params(exp, params)
+    work = exp.work_units(p)
+    if work <= MAX_WORK:
+        return None
+    runs, seeds = exp.runs_per_seed(p), p.seeds
+    plural = "s" if seeds != 1 else ""
+    shape = (f"{runs} runs per seed x {seeds} seed{plural} x {p.steps} steps" if work == runs * seeds * p.steps
+             else f"{runs} runs per seed x {seeds} seed{plural}, their steps added up")
+    return (f"{name}: {shape} = {work:,} training steps, more than one experiment may take (MAX_WORK = "
+            f"{MAX_WORK:,}); use fewer conditions, seeds or steps")
 
 
 def cache_key(name: str, params=None) -> str:
@@ -82,6 +117,9 @@ def run(name: str, params=None, progress: ProgressFn | None = None, stop: thread
     Stopped is raised if none had finished."""
     exp = experiment(name)
     p = resolve_params(exp, params)
+    refused = refusal_of(name, p)
+    if refused:
+        raise ValueError(refused)
     ctx = Context(progress, stop, executor)
     threads, start = torch.get_num_threads(), time.perf_counter()
     torch.set_num_threads(1)  # an experiment is a one-core job: it leaves a core to the app (or another job)
@@ -93,7 +131,7 @@ def run(name: str, params=None, progress: ProgressFn | None = None, stop: thread
         raise Stopped(f"experiment {name!r} was stopped before any run finished")
     verdict = f"Stopped early, partial result: {result.verdict}" if ctx.stopped else result.verdict
     result = dataclasses.replace(result, seconds=time.perf_counter() - start, partial=ctx.stopped,
-                                 verdict=verdict)
+                                 verdict=verdict, holds=None if ctx.stopped else result.holds)
     return with_figures(result)
 
 
@@ -104,7 +142,7 @@ def cached(name: str, params=None, cache_dir: str | Path | None = None) -> Resul
         return None
     try:
         return with_figures(dataclasses.replace(load_result(path), cached=True))
-    except (OSError, ValueError, KeyError, pd.errors.ParserError):  # a damaged entry is a miss
+    except (OSError, ValueError, KeyError, TypeError, pd.errors.ParserError):  # a damaged entry is a miss
         return None
 
 
@@ -151,7 +189,8 @@ def save_csv(result: Result, folder: str | Path) -> list[Path]:
         paths.append(path)
         types[key] = {c: _kind(df[c].dtype) for c in df.columns}
     meta = {"name": result.name, "params": result.params, "verdict": result.verdict, "holds": result.holds,
-            "seconds": result.seconds, "partial": result.partial, "code_version": CODE_VERSION,
+            "evidence": [e.to_json() for e in result.evidence], "seconds": result.seconds,
+            "partial": result.partial, "code_version": CODE_VERSION,
             "version": experiment(result.name).version, "frames": types,
             "created": datetime.now(UTC).isoformat(timespec="seconds")}
     (folder / RESULT_FILE).write_text(json.dumps(meta, indent=1))
@@ -180,9 +219,14 @@ def load_result(folder: str | Path) -> Result:
     types = meta["frames"]
     frames = {k: _read(folder / f"{k}.csv", t) for k, t in types.items()}
     extra = {k[len("extra-"):]: v for k, v in frames.items() if k.startswith("extra-")}
+    if "evidence" in meta:
+        verdict, holds = meta["verdict"], meta["holds"]
+        evidence = tuple(Evidence.from_json(e) for e in meta["evidence"])
+    else:  # written before verdicts were tested over seeds: its "as predicted" may rest on one seed
+        verdict, holds, evidence = OLD_VERDICT, None, ()
     return Result(name=meta["name"], table=frames["table"], samples=frames["samples"], curves=frames.get("curves"),
-                  verdict=meta["verdict"], holds=meta["holds"], params=meta["params"], seconds=meta["seconds"],
-                  extra=extra, partial=meta.get("partial", False))
+                  verdict=verdict, holds=holds, params=meta["params"], seconds=meta["seconds"],
+                  extra=extra, partial=meta.get("partial", False), evidence=evidence)
 
 
 def _store(result: Result, path: Path, replace: bool = False) -> None:
@@ -204,5 +248,5 @@ def _store(result: Result, path: Path, replace: bool = False) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-__all__ = ["CODE_VERSION", "experiment", "resolve_params", "cache_key", "cache_root", "cache_path", "run",
-           "run_cached", "cached", "save_csv", "load_result", "with_figures"]
+__all__ = ["CODE_VERSION", "MAX_WORK", "work_units", "refusal_of", "experiment", "resolve_params", "cache_key",
+           "cache_root", "cache_path", "run", "run_cached", "cached", "save_csv", "load_result", "with_figures"]

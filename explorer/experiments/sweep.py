@@ -172,17 +172,18 @@ def run(p: SweepParams, ctx: Context) -> Result:
     outputs = [(None, ([s], [])) for s in samples]
     best = max(rows, key=lambda r: -math.inf if math.isnan(r["value"]) else r["value"], default=None)
 
-    def verdict(table) -> tuple[str, None]:
+    def measure(table) -> tuple[str, list]:
         if best is None or math.isnan(best["value"]):
-            return "no cell finished with a value", None
+            return "no cell finished with a value", []
         worst = table.loc[table["mean"].idxmin()]
         bad = int(grid["error"].astype(bool).sum())
         budget = "" if "steps" in (p.x_axis, p.y_axis) else f" after {p.steps} steps"
         return (f"best {p.metric} {table['mean'].max():.3f} at {table.loc[table['mean'].idxmax(), 'condition']}, "
                 f"worst {worst['mean']:.3f} at {worst['condition']}{budget}"
                 + (f"; {bad} cell(s) could not run (see the grid's error column)" if bad else "")
-                + "; the seeds make no claim here", None)
-    return build_result(NAME, p, outputs, {}, verdict, with_curves=False, extra={"grid": grid})
+                + "; the seeds make no claim here", [])
+    ctx.finished, ctx.total = len(rows), len(cells)
+    return build_result(NAME, p, outputs, {}, measure, ctx, with_curves=False, extra={"grid": grid})
 
 
 def _matrix(grid: pd.DataFrame, params: dict, column: str) -> np.ndarray:
@@ -216,4 +217,4 @@ EXPERIMENT = Experiment(
     source="chapter §2.8 hyperparameter reference",
     params=SweepParams, tiny=SweepParams(x_values=(16, 32), y_values=(1, 2), steps=15, n_layers=1,
                                          eval_examples=10),
-    run=run, figures=draw)
+    run=run, figures=draw, work=lambda p: sum(cell["steps"] for cell in _cells(p)))

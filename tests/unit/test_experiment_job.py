@@ -8,7 +8,7 @@ import pytest
 
 from explorer import slots
 from explorer.experiment_job import ExperimentJob, cache_created
-from explorer.experiments import EXPERIMENTS, cached
+from explorer.experiments import EXPERIMENTS, MAX_WORK, cached
 from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.slots import pool_counts
@@ -98,7 +98,7 @@ def test_an_experiment_takes_a_slot_of_the_training_pool(started, monkeypatch, t
     start, _ = started
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))  # the training job saves its run
     monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
-    first = start("pe-order", tiny("pe-order", steps=3000, seeds=5))
+    first = start("pe-order", tiny("pe-order", steps=MAX_WORK // 10, seeds=5))  # the most one may take
     assert first.status == "running" and pool_counts() == (1, 0)  # granted at once: the pool was free
     second = start("decoding", tiny("decoding"))
     assert second.status == "queued" and second.progress().queue_position == 1

@@ -1,5 +1,7 @@
 """The experiments: every one runs end to end at its tiny budget, the claims that must show at a small
-budget do, results survive the cache and CSV, the sweep fills its grid, and the CLI writes CSV."""
+budget do, results survive the cache and CSV, the sweep fills its grid, and the CLI writes CSV.
+Verdicts: one seed never decides a claim, pe-order at its default budget holds with its evidence, and
+the work of one experiment is capped."""
 
 import dataclasses
 import json
@@ -14,9 +16,11 @@ import pytest
 import torch
 
 from explorer.cli import main
+from explorer.experiment_job import ExperimentJob
 from explorer.experiments import (
     CURVE_COLUMNS,
     EXPERIMENTS,
+    MAX_WORK,
     SAMPLE_COLUMNS,
     TABLE_COLUMNS,
     ProcessExecutor,
@@ -25,22 +29,28 @@ from explorer.experiments import (
     cache_path,
     cached,
     load_result,
+    refusal_of,
     run,
     run_cached,
     save_csv,
+    work_units,
 )
 from explorer.experiments.norm import NormParams, init_gradients
+from explorer.experiments.runner import OLD_VERDICT, RESULT_FILE
 
 _RESULTS: dict = {}
+OPEN_QUESTIONS = ("length", "sweep")   # the seeds ask rather than claim: never a verdict
 
 
-def tiny(name):
-    """Each experiment's tiny run, computed once for the whole file (no cache involved)."""
-    if name not in _RESULTS:
-        exp = EXPERIMENTS[name]
+def tiny(name, seeds: int | None = None):
+    """Each experiment's tiny run (with `seeds` if given), computed once for the whole file (no cache)."""
+    exp = EXPERIMENTS[name]
+    params = exp.tiny if seeds is None else dataclasses.replace(exp.tiny, seeds=seeds)
+    if (name, params) not in _RESULTS:
         seen = []
-        _RESULTS[name] = (run(name, exp.tiny, progress=lambda f, t: seen.append(f), executor=SerialExecutor()), seen)
-    return _RESULTS[name]
+        _RESULTS[name, params] = (run(name, params, progress=lambda f, t: seen.append(f), executor=SerialExecutor()),
+                                  seen)
+    return _RESULTS[name, params]
 
 
 @pytest.mark.parametrize("name", list(EXPERIMENTS))
@@ -67,6 +77,48 @@ def test_tiny_budget_gives_the_documented_result(name, tmp_path):
         pd.testing.assert_frame_equal(back.extra[key].reset_index(drop=True), frame.reset_index(drop=True),
                                       check_dtype=False)
     assert len(exp.figures(back)) == len(result.figures) and back.verdict == result.verdict
+    assert back.holds == result.holds and [e.to_json() for e in back.evidence] == [e.to_json() for e in result.evidence]
+
+
+@pytest.mark.parametrize("name", list(EXPERIMENTS))
+def test_one_seed_at_the_tiny_budget_is_inconclusive(name):
+    result, _ = tiny(name, seeds=1)
+    assert result.holds is None
+    if name in OPEN_QUESTIONS:
+        assert all(e.holds is None for e in result.evidence)
+        assert "open" in result.verdict.lower() or "no claim" in result.verdict
+        return
+    assert result.evidence and "as predicted" not in result.verdict.lower()
+    for e in result.evidence:
+        assert e.holds is None and min(e.n) <= 1 and e.reason == "too few seeds (n=1; at least 3 decide)"
+        assert f"Inconclusive whether {e.claim}: too few seeds (n=1; at least 3 decide)" in result.verdict
+
+
+@pytest.mark.slow
+def test_pe_order_at_its_default_budget_holds_with_its_evidence(tmp_path):
+    result = run_cached("pe-order", cache_dir=tmp_path)   # 5 seeds x 2 conditions x 300 steps, ~15 s
+    meta = json.loads((cache_path("pe-order", None, tmp_path) / RESULT_FILE).read_text())
+    assert result.holds is True and meta["holds"] is True, result.verdict
+    with_pe, without_pe = meta["evidence"]
+    assert with_pe["test"] == without_pe["test"] == "one-sample t"
+    assert with_pe["conditions"] == ["with PE"] and with_pe["n"] == [5] and with_pe["direction"] == ">"
+    assert with_pe["holds"] is True and with_pe["interval"][0] > with_pe["threshold"] == 0.9
+    assert without_pe["holds"] is True and without_pe["interval"][1] < without_pe["threshold"] == 0.65
+    assert without_pe["interval"][0] <= without_pe["estimate"] <= without_pe["interval"][1]
+    assert result.verdict.count("As predicted") == 2 and "95% CI [" in result.verdict
+    assert "one-sample t, 5 seeds" in result.verdict
+
+
+def test_a_result_stored_before_verdicts_had_evidence_loads_as_inconclusive(tmp_path):
+    result, _ = tiny("heads")
+    save_csv(dataclasses.replace(result, holds=True, verdict="4 heads 74%, 1 head 76%: as predicted"), tmp_path)
+    meta = json.loads((tmp_path / RESULT_FILE).read_text())
+    assert meta["holds"] is True and isinstance(meta["evidence"], list)
+    del meta["evidence"]
+    (tmp_path / RESULT_FILE).write_text(json.dumps(meta))
+    old = load_result(tmp_path)
+    assert old.holds is None and old.evidence == () and old.verdict == OLD_VERDICT
+    pd.testing.assert_frame_equal(old.table, result.table, check_dtype=False)
 
 
 def test_order_detection_needs_positional_encoding_even_at_a_small_budget():
@@ -123,7 +175,9 @@ def test_a_stop_keeps_finished_seeds_and_is_not_cached(tmp_path):
 
     params = {"steps": 20, "seeds": 2, "n_train": 50, "n_val": 20}
     result = run_cached("pe-order", params, progress=progress, stop=stop, cache_dir=tmp_path)
-    assert result.partial and "Stopped early" in result.verdict
+    assert result.partial and "Stopped early" in result.verdict and result.holds is None
+    assert all(e.holds is None and e.reason == "run stopped after 1 of 4 runs" for e in result.evidence)
+    assert "run stopped after 1 of 4 runs" in result.verdict
     assert set(result.samples["condition"]) == {"with PE"} and (result.table["n"] == 1).all()
     assert not cache_path("pe-order", params, tmp_path).exists()
     with pytest.raises(Stopped):
@@ -169,6 +223,37 @@ def test_cli_tiny_writes_csv_and_prints_the_verdict(tmp_path, monkeypatch, capsy
     assert (table["n"] == 1).all() and not pd.read_csv(out / "curves.csv").empty
     assert "4 heads" in printed.out and json.loads((out / "result.json").read_text())["verdict"] in printed.out
     assert "%" in printed.err  # progress went to stderr
+    assert "too few seeds (n=1; at least 3 decide)" in printed.out and "Evidence:" in printed.out
+    assert json.loads((out / "result.json").read_text())["holds"] is None
     assert main(["experiment", "heads", "--tiny", "--set", "steps=many"]) == 2
     assert main(["experiment", "nonsense"]) == 2
     assert main(["experiment", "--list"]) == 0 and "pe-order" in capsys.readouterr().out
+
+
+def test_every_default_budget_fits_the_work_cap():
+    for name, exp in EXPERIMENTS.items():
+        assert 0 < work_units(name) <= MAX_WORK and refusal_of(name) is None, name
+        assert work_units(name, exp.tiny) < work_units(name)
+    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 400
+    assert work_units("sweep") == 9 * 1 * 300
+    steps_axis = {"x_axis": "steps", "x_values": (100, 200), "y_values": (1, 2)}
+    assert work_units("sweep", steps_axis) == 2 * (100 + 200)   # the axis's steps, not the base's 300
+
+
+def test_too_many_conditions_are_refused_naming_the_limit(tmp_path, capsys):
+    many = {"epsilons": (0.0, 0.1) * 100}
+    message = refusal_of("label-smoothing", many)
+    assert message and "MAX_WORK" in message and f"{MAX_WORK:,}" in message and "200 runs per seed" in message
+    with pytest.raises(ValueError, match="MAX_WORK"):
+        run("label-smoothing", many)
+    with pytest.raises(ValueError, match="MAX_WORK"):
+        ExperimentJob("label-smoothing", many, cache_dir=tmp_path)
+    assert refusal_of("label-smoothing", {"epsilons": (0.0, 0.05, 0.1)}) is None
+    assert refusal_of("pe-order", {"seeds": 10, "steps": 3000}) is not None   # seeds x steps count too
+    capsys.readouterr()
+    epsilons = ",".join(["0.0,0.1"] * 100)
+    assert main(["experiment", "label-smoothing", "--set", f"epsilons={epsilons}", "--out", str(tmp_path)]) == 2
+    printed = capsys.readouterr()
+    lines = printed.err.strip().splitlines()
+    assert len(lines) == 1 and "MAX_WORK" in lines[0] and "Traceback" not in printed.err and not printed.out
+    assert not any(tmp_path.iterdir())   # nothing ran or was written
