@@ -61,6 +61,12 @@ def result_view(name: str, result, params) -> None:
                       "; cached for the next visitor."))
     box, icon = VERDICT[result.holds]
     box(f"**Measured:** {result.verdict}", icon=icon)
+    evidence = experiment_job.evidence_view(result)
+    if evidence is not None:
+        st.markdown("**What decides it**: each claim over seeds, with its 95% confidence interval. A claim "
+                    "holds or fails only with at least 3 seeds and an interval on one side of the line; "
+                    "otherwise it is inconclusive.")
+        st.table(evidence, hide_index=True)
     cols = st.columns(2)
     for i, fig in enumerate(result.figures):
         with cols[i % 2]:
@@ -104,7 +110,10 @@ with st.container(border=True):
                                   required=True, default="full", key=experiment_params.EXP_BUDGET,
                                   bind="query-params", persist_state="session",
                                   help="Full: the experiment's default budget (a minute or two on one core). "
-                                       "Quick: a few seconds, too little for every claim to show.") or "full"
+                                       "Quick: a preview in seconds, too few seeds to decide.") or "full"
+    if budget == "quick":
+        st.caption(":material/visibility: **A preview, not a test**: one seed and a few steps show the shape of "
+                   "the result in seconds, but never decide a claim. Full runs enough seeds to.")
     params, error = experiment_params.param_widgets(exp, budget)
     if name == "sweep":
         st.caption("Here the cells train one after another in one slot of this shared server; from the command "

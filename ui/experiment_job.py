@@ -11,11 +11,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
+from explorer.experiments.evidence import fmt, fmt_interval
 from explorer.slots import pool_counts
 from ui.frame import live_fragment
 from ui.session_jobs import keep_with_tab
@@ -26,6 +28,7 @@ EXP_SHOWN = "_exp_shown"          # cache key -> (file mtime, Result): a cached 
 POLL_S = 0.5
 MAX_WAITING = 6                   # a longer queue refuses new work: "try again in a minute"
 MEMO_SIZE = 12                    # cached results kept per session
+OUTCOME = {True: "as predicted", False: "NOT as predicted"}
 
 
 def current_job() -> ExperimentJob | None:
@@ -136,6 +139,21 @@ def table_view(result: Result):
     return t.assign(**{"measured (mean ± std over seeds)": [measured(m, s) for m, s in zip(t["mean"], t["std"])],
                        "the seed predicts": [predicted(e, w) for e, w in zip(t["expected"], t["prediction"])]})[
         ["condition", "metric", "measured (mean ± std over seeds)", "n", "the seed predicts"]]
+
+
+def evidence_view(result: Result) -> pd.DataFrame | None:
+    """What decides the verdict, a row per claim: the estimate, its 95% interval over seeds, n, the test."""
+    if not result.evidence:
+        return None
+    rows = []
+    for e in result.evidence:
+        low, high = e.interval
+        rows.append({"claim": e.claim, "measured": fmt(e.estimate, e.unit, e.difference),
+                     f"{e.level:.0%} interval": "—" if math.isnan(low) else fmt_interval(low, high, e.unit,
+                                                                                           e.difference),
+                     "seeds": " / ".join(str(n) for n in e.n), "test": e.test,
+                     "outcome": OUTCOME[e.holds] if e.holds is not None else f"inconclusive: {e.reason}"})
+    return pd.DataFrame(rows)
 
 
 def failed_cells(result: Result):

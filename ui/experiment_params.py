@@ -10,7 +10,7 @@ import math
 import streamlit as st
 
 from explorer.config import POS_ENCODINGS
-from explorer.experiments import Experiment
+from explorer.experiments import Experiment, refusal_of
 from explorer.experiments.sweep import AXES
 from explorer.tasks import TASK_PRESETS
 
@@ -18,7 +18,7 @@ EXP_NAME, EXP_BUDGET = "exp_name", "exp_budget"  # the experiment shown and its 
 EXP_PARAM = "exp_param"           # prefix of the parameter widgets: "exp_param_pe-order_full_seeds"
 LIMITS = {"seeds": 10, "steps": 3000}          # a shared server: bigger budgets belong on the command line
 MAX_CELLS = 36                                 # sweep cells x seeds
-BUDGETS = {"full": "Full (default budget)", "quick": "Quick (tiny budget)"}
+BUDGETS = {"full": "Full (default budget)", "quick": "Quick (tiny budget)"}  # labels are in shared links
 SHORT = {"pe-order": "PE and order", "pre-post-ln": "Pre-LN vs Post-LN", "label-smoothing": "Label smoothing",
          "alignment-heads": "Alignment heads", "heads": "Heads", "length": "Length", "pe-types": "PE types",
          "decoding": "Decoding", "sweep": "Sweep"}
@@ -114,10 +114,10 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
         params = exp.make_params(values, tiny=budget == "quick")
     except (TypeError, ValueError) as err:
         return None, str(err)
-    return params, refusal(params)
+    return params, refusal(exp.name, params)
 
 
-def refusal(params) -> str | None:
+def refusal(name: str, params) -> str | None:
     """Why a configuration is too big for a shared server, or None."""
     for field, limit in LIMITS.items():
         if getattr(params, field, 0) > limit:
@@ -126,7 +126,7 @@ def refusal(params) -> str | None:
         cells = len(params.x_values) * len(params.y_values) * params.seeds
         if cells > MAX_CELLS:
             return f"{cells} cells (x values × y values × seeds) is more than this server runs (at most {MAX_CELLS})"
-    return None
+    return refusal_of(name, params)  # the total work: conditions x seeds x steps
 
 
 def command_line(exp: Experiment, params, budget: str) -> str:

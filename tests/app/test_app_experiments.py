@@ -86,6 +86,29 @@ def test_a_tiny_experiment_runs_from_the_button_and_shows_figures_and_table(jobs
     assert at.button(key="exp_run").label == "Run again"  # it is cached now
 
 
+def test_a_quick_preview_never_decides_and_shows_why(jobs):
+    at = open_experiment("label-smoothing", "quick")
+    assert any("A preview, not a test" in c.value for c in at.caption)
+    at.button(key="exp_run").click().run()
+    job = at.session_state[experiment_job.EXP_JOB]
+    poll_until(at, lambda: job.ended)
+    assert job.status == "finished", job.message
+    assert job.result.holds is None and not at.success and not at.warning  # no "as predicted" on one seed
+    assert any("inconclusive" in i.value.lower() for i in at.info)
+    evidence = next(t.value for t in at.table if "outcome" in t.value.columns)
+    assert all(o.startswith("inconclusive: too few seeds") for o in evidence["outcome"])
+    assert set(evidence["seeds"]) == {"1 / 1"}  # one seed in each condition
+
+
+def test_an_experiment_over_the_work_cap_is_refused_naming_the_limit():
+    at = open_experiment("label-smoothing")
+    key = next(w.key for w in at.text_input if w.key.endswith("_epsilons"))
+    at.text_input(key=key).set_value(", ".join(["0.0, 0.1"] * 100)).run()
+    assert_ok(at)
+    assert at.button(key="exp_run").disabled
+    assert any("MAX_WORK" in e.value for e in at.error)
+
+
 def test_a_cached_result_shows_at_once_with_the_cells_that_could_not_run():
     exp = EXPERIMENTS["sweep"]
     params = dataclasses.replace(exp.tiny, y_values=(1, 3))  # 3 heads divide neither d_model 16 nor 32
