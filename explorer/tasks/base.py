@@ -121,6 +121,11 @@ def _trim(batch: Batch) -> Batch:
     return Batch(src, tin, tout, batch.label)
 
 
+def shown(word: str, limit: int = 12) -> str:
+    """A typed word for a message: quoted, and cut short when it is long."""
+    return repr(word) if len(word) <= limit else f"{word[:limit]!r}… ({len(word):,} characters)"
+
+
 def _ids(x) -> list:
     if isinstance(x, (torch.Tensor, np.ndarray)):
         return x.tolist()
@@ -230,13 +235,22 @@ class Task:
         self._check_length(len(ids))
         return ids
 
-    def _check_length(self, n: int) -> None:
+    def _check_length(self, n: int, what: str = "tokens") -> None:
         limit = self.max_src_len or self.max_tgt_len
         if n > limit:
-            raise ValueError(f"the input has {n} tokens, too long; the maximum is {limit}")
+            raise ValueError(f"the input has {n} {what}, too long; the maximum is {limit}")
 
     def _encode_word(self, word: str) -> int:
         raise NotImplementedError
+
+    @staticmethod
+    def _symbol(word: str, n: int) -> int | None:
+        """The integer a typed word names if it is one of 1..n, else None. The digits are counted before
+        int() reads them: Python refuses to read a number of thousands of digits, in its own words."""
+        if not (word.isascii() and word.isdigit()) or len(word.lstrip("0")) > len(str(n)):
+            return None
+        value = int(word)
+        return value if 1 <= value <= n else None
 
     # -- answers ---------------------------------------------------------------------------
     def solve(self, src_ids) -> list[int]:

@@ -57,7 +57,7 @@ class CharLM(Task):
             known = "".join(self.vocab[len(SPECIALS):]).replace("\n", "")
             raise ValueError(f"unknown characters {unknown}; this task knows only the characters of its "
                              f"text: {known!r}")
-        self._check_length(len(text))
+        self._check_length(len(text), "characters")
         return [self._id[ch] for ch in text]
 
     def solve(self, src_ids):

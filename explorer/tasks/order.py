@@ -7,7 +7,7 @@ import torch
 
 from explorer.config import nearest_valid_heads
 
-from .base import SPECIALS, Batch, Task, _ids
+from .base import SPECIALS, Batch, Task, _ids, shown
 from .sampling import _digits, _distinct_rows
 
 _CLASSES = ("B first", "A first")  # label 1 = A comes first
@@ -61,9 +61,10 @@ class Order(Task):
     def _encode_word(self, word):
         if word.upper() in ("A", "B"):
             return self._id[word.upper()]
-        if word.isascii() and word.isdigit() and 1 <= int(word) <= self.cfg.n_symbols:
-            return self._id[word]
-        raise ValueError(f"unknown token {word!r}; this task reads A, B and distractors "
+        value = self._symbol(word, self.cfg.n_symbols)
+        if value is not None:
+            return self._id[str(value)]
+        raise ValueError(f"unknown token {shown(word)}; this task reads A, B and distractors "
                          f"1..{self.cfg.n_symbols} separated by spaces")
 
     def encode(self, text):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import BOS, EOS, PAD, SPECIALS, Batch, Task, _ids, _take
+from .base import BOS, EOS, PAD, SPECIALS, Batch, Task, _ids, _take, shown
 from .sampling import _digits, _distinct_rows, _fill
 
 
@@ -49,9 +49,10 @@ class _Seq2Seq(Task):
 
     def _encode_word(self, word):
         n = self.cfg.n_symbols
-        if not (word.isascii() and word.isdigit() and 1 <= int(word) <= n):
-            raise ValueError(f"unknown token {word!r}; this task reads integers 1..{n} separated by spaces")
-        return int(word) + 2
+        value = self._symbol(word, n)
+        if value is None:
+            raise ValueError(f"unknown token {shown(word)}; this task reads integers 1..{n} separated by spaces")
+        return value + 2
 
     def solve(self, src_ids):
         src = np.asarray(_ids(src_ids), dtype=np.int64)

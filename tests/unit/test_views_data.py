@@ -227,3 +227,15 @@ def test_fingerprint_follows_the_weights():
     with torch.no_grad():
         model.output_proj.bias[0] += 0.01
     assert views_data.fingerprint(model) != first
+
+
+@pytest.mark.parametrize("preset,text,words", [
+    ("reversal-fast", "1 " + "9" * 5000, "5,000 characters"),   # int() would refuse it in Python's words
+    ("order", "A B " + "3" * 5000, "5,000 characters"),
+    ("order", "A 007 B", "distractors 1..6"),
+    ("char-lm", "the " * 20, "80 characters, too long; the maximum is 32"),
+])
+def test_typed_input_errors_speak_the_apps_language(preset, text, words):
+    with pytest.raises(ValueError) as err:
+        views_data.read_input(make_task(preset), text)
+    assert words in str(err.value) and "digits" not in str(err.value) and len(str(err.value)) < 200
