@@ -184,6 +184,27 @@ def param_count(cfg: ModelConfig) -> dict[str, int]:
     return parts
 
 
+def param_story(cfg: ModelConfig) -> dict[str, int]:
+    """The total split the way a rule of thumb counts: the blocks' self-attention and FFN (4·d² + 2·d·d_ff
+    a block, what a table's "approx. params" usually means), then what such a rule leaves out."""
+    p, d = param_count(cfg), cfg.d_model
+    blocks = (cfg.n_encoder_layers if cfg.uses_encoder else 0) + (cfg.n_decoder_layers if cfg.uses_decoder else 0)
+    cross = cfg.n_decoder_layers * attention_params(d) if cfg.arch == "encoder-decoder" else 0
+    story = {"self-attention and FFN blocks": blocks * (attention_params(d) + ffn_params(cfg)),
+             "cross-attention": cross, "embeddings and output": p["embeddings"] + p["positional"] + p["output"],
+             "LayerNorms": p["norms"]}
+    return story
+
+
+def approx(text: str) -> float | None:
+    """A table's "~300M" as a number; None for an empty cell."""
+    text = text.strip().lstrip("~")
+    if not text:
+        return None
+    scale = {"k": 1e3, "M": 1e6, "B": 1e9}.get(text[-1], 1.0)
+    return float(text.rstrip("kMB")) * scale
+
+
 def flops_per_token(cfg: ModelConfig, seq_len: int | None = None) -> dict[str, float]:
     """Approximate FLOPs per token: 2 per weight multiply-add plus the attention matmuls.
 
@@ -294,5 +315,5 @@ def nearest_valid_heads(d_model: int, n_heads: int) -> int:
 __all__ = [
     "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "ModelConfig", "param_count",
     "flops_per_token", "train_memory_bytes", "REFERENCE_PRESETS", "CLASSROOM_PRESETS",
-    "ReferencePreset", "human", "nearest_valid_heads",
+    "ReferencePreset", "human", "nearest_valid_heads", "param_story", "approx",
 ]

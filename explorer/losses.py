@@ -13,6 +13,8 @@ from .tasks import PAD
 def _smoothed_nll(logp: Tensor, target: Tensor, eps: float, ignore_index: int | None) -> Tensor:
     """logp (N, K) log-probabilities, target (N,). Mean over the rows that are not padding."""
     if eps == 0:
+        if ignore_index is not None and not bool((target != ignore_index).any()):
+            return logp.sum() * 0.0  # nothing to predict: a loss of 0, as the smoothed path gives (mean: NaN)
         return F.nll_loss(logp, target, ignore_index=-100 if ignore_index is None else ignore_index)
     k = logp.size(-1)
     gold = logp.gather(-1, target[:, None]).squeeze(-1)                 # (N,)

@@ -3,7 +3,16 @@
 import pandas as pd
 import streamlit as st
 
-from explorer.config import REFERENCE_PRESETS, ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from explorer.config import (
+    REFERENCE_PRESETS,
+    ModelConfig,
+    approx,
+    flops_per_token,
+    human,
+    param_count,
+    param_story,
+    train_memory_bytes,
+)
 from explorer.figures.architecture import architecture_diagram, param_breakdown
 from ui import frame, links, model_config, state, widgets
 
@@ -44,6 +53,22 @@ def reference_table(cfg: ModelConfig | None) -> None:
         "Published": col.TextColumn(help="As published by the model's authors"),
         "FLOPs / token": col.TextColumn(help="Forward pass at the model's max_len"),
         "Notes": col.TextColumn(width="large")})
+
+
+def chapter_gaps() -> None:
+    """Where the computed count and the chapter's column part by more than a sixth: say why, from the parts."""
+    for p in REFERENCE_PRESETS.values():
+        chapter, total = approx(p.seed_params), param_count(p.config)["total"]
+        if chapter is None or abs(total - chapter) <= chapter / 6:
+            continue
+        story = param_story(p.config)
+        blocks = story.pop("self-attention and FFN blocks")
+        rest = ", ".join(f"{name} {human(n)}" for name, n in story.items() if n)
+        st.caption(f"**{p.name}: {human(total)} here, {p.seed_params} in the chapter.** The chapter's figure is "
+                   f"what the {widgets.layers_text(p.config)} blocks' self-attention and FFN hold "
+                   f"(4·d_model² + 2·d_model·d_ff each, d_ff = {p.config.d_ff:,}): {human(blocks)}. The count "
+                   f"here adds what that rule leaves out: {rest} (a {p.config.src_vocab_size:,}-token vocabulary "
+                   "shared by both stacks).")
 
 
 def cost(cfg: ModelConfig) -> tuple[int, int]:
@@ -103,3 +128,4 @@ st.subheader("Reference models")
 reference_table(cfg)
 st.caption("Computed = the closed-form count for each config, embeddings included; the small gaps to the "
            "published numbers come from vocabulary size, tied embeddings and biases.")
+chapter_gaps()

@@ -245,3 +245,9 @@ def test_a_broken_manifest_shows_a_message_not_a_traceback(tmp_path):
     at = open_app()
     assert any("shipped models" in e.value for e in at.sidebar.error)
     assert at.sidebar.radio(key=models.SOURCE).value == "untrained"
+
+
+def test_architecture_explains_why_large_is_not_the_chapters_300m():
+    at = open_app("pages/architecture.py")
+    said = next(c.value for c in at.caption if c.value.startswith("**Large:"))
+    assert "~300M in the chapter" in said and "cross-attention 50.4M" in said and "embeddings and output 37.9M" in said

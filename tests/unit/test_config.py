@@ -102,3 +102,17 @@ def test_round_trip_dict():
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown"):
         ModelConfig.from_dict({**cfg.to_dict(), "flux": 1})
+
+
+def test_the_large_presets_count_splits_into_the_chapters_rule_and_what_it_leaves_out():
+    from explorer.config import REFERENCE_PRESETS, approx, param_story
+    for preset in REFERENCE_PRESETS.values():
+        assert sum(param_story(preset.config).values()) == param_count(preset.config)["total"]
+    large = REFERENCE_PRESETS["Large"]
+    story = param_story(large.config)
+    # 24 blocks of self-attention and a 4 x d_model FFN: the chapter's ~300M; cross-attention and the
+    # shared 37k vocabulary bring the count to 390.6M
+    assert abs(story["self-attention and FFN blocks"] - approx(large.seed_params)) < 0.01 * 300e6
+    assert story["cross-attention"] == 12 * (4 * 1024**2 + 4 * 1024)
+    assert round(param_count(large.config)["total"] / 1e5) == 3906
+    assert approx("~175B") == 175e9 and approx("") is None and approx("~10M") == 10e6

@@ -76,6 +76,14 @@ def test_label_smoothing_ignores_padding_rows_and_takes_batched_logits():
     assert torch.allclose(label_smoothing_loss(padded_logits, padded_target, 0.2), base, atol=1e-6)
 
 
+@pytest.mark.parametrize("eps", [0.0, 0.1])
+def test_an_all_padding_batch_has_a_loss_of_zero_and_zero_gradients(eps):
+    logits = torch.randn(4, 6, requires_grad=True)
+    loss = label_smoothing_loss(logits, torch.full((4,), PAD), eps)
+    loss.backward()
+    assert loss.item() == 0.0 and torch.equal(logits.grad, torch.zeros_like(logits))
+
+
 # ---------------------------------------------------------------------------------------------
 # Schedules and config
 # ---------------------------------------------------------------------------------------------
