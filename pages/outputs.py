@@ -24,7 +24,7 @@ def distribution(task, probs: np.ndarray, rows: list[str], short: list[str], tar
     left, right = st.columns([3, 2], gap="large")
     with left:
         top_k = st.slider("Tokens shown (top-k)", 2, v, min(v, 20), key=inspecting.OUT_TOP_K, **links.SHARED,
-                          help="Keeps the tokens that get the most probability somewhere in the sequence.")
+                          help="Shows each position's k most likely tokens (and the right answers).")
         targets = None if targets is None else list(targets)[:len(rows)]  # an output cut short has fewer rows
         widgets.chart(output_heatmap(probs, rows, task.vocab, top_k=top_k, targets=targets,
                                      title=f"{what}: probability of each token"))

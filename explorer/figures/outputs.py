@@ -23,13 +23,15 @@ OUTPUT_SCALE = "Blues"
 
 
 def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None, layout=None) -> go.Figure:
-    """Softmax rows (T, V): y = position, x = vocabulary token; `top_k` keeps the V columns whose
-    highest probability over positions is largest (in vocabulary order). `targets` (T,) vocabulary
-    indices of the right answers, outlined."""
+    """Softmax rows (T, V): y = position, x = vocabulary token. `top_k` keeps, for every position, its k
+    most likely tokens: the columns are their union (in vocabulary order), so no row is left empty.
+    `targets` (T,) vocabulary indices of the right answers: always shown, and outlined."""
     p = as_array(probs)  # (T, V)
     cols = np.arange(p.shape[1])
     if top_k is not None and top_k < p.shape[1]:
-        cols = np.sort(np.argsort(-p.max(axis=0), kind="stable")[:top_k])
+        best = np.argsort(-p, axis=1, kind="stable")[:, :top_k]          # (T, k)
+        wanted = [best.ravel()] + ([] if targets is None else [np.asarray(list(targets), dtype=int)])
+        cols = np.unique(np.concatenate(wanted))
     vocab = [str(vocab[c]) for c in cols]
     traces = [go.Heatmap(
         z=p[:, cols], x=list(range(len(cols))), y=list(range(p.shape[0])), zmin=0.0, zmax=1.0,

@@ -190,7 +190,9 @@ def test_outputs_seq2seq_distribution_and_beam_search():
     entropy = by_title(at, "Entropy per position")
     assert np.allclose(array(entropy["data"][0]["y"]), views_data.row_entropy(probs), atol=1e-4)
     at.slider(key=inspecting.OUT_TOP_K).set_value(5).run()
-    assert array(by_title(at, "Each output step")["data"][0]["z"]).shape == (len(tgt_in), 5)
+    shown = array(by_title(at, "Each output step")["data"][0]["z"])  # each step's 5 best, and the answers
+    assert shown.shape[0] == len(tgt_in) and 5 <= shown.shape[1] < probs.shape[1]
+    assert np.allclose(np.sort(shown, 1)[:, -5:], np.sort(probs, 1)[:, -5:], atol=1e-5)
     at.slider(key=inspecting.OUT_BEAM).set_value(2).run()
     at.slider(key=inspecting.OUT_PENALTY).set_value(0.6).run()
     assert_ok(at)

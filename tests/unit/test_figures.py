@@ -161,19 +161,22 @@ def test_similarity_heatmap_symmetric_default_and_explicit_range():
     assert list(fig.layout.xaxis.ticktext) == ["p0", "p1"]
 
 
-def test_output_heatmap_top_k_keeps_columns_with_highest_max_prob():
+def test_output_heatmap_top_k_is_taken_per_position_and_keeps_every_right_answer():
     probs = np.full((3, 6), 0.02)
-    probs[0, 4], probs[1, 1], probs[2, 4], probs[2, 5] = 0.9, 0.7, 0.5, 0.3
+    probs[0, 4], probs[1, 1], probs[2, 5], probs[2, 4] = 0.9, 0.7, 0.5, 0.3
     probs /= probs.sum(1, keepdims=True)
     vocab = ["<pad>", "a", "b", "c", "d", "e"]
-    fig = output_heatmap(probs, ["x", "y", "z"], vocab, top_k=3, targets=[4, 1, 2])
+    fig = output_heatmap(probs, ["x", "y", "z"], vocab, top_k=1, targets=[4, 1, 2])
     hm = fig.data[0]
-    assert list(fig.layout.xaxis.ticktext) == ["a", "d", "e"]  # columns 1, 4, 5 in vocabulary order
-    np.testing.assert_allclose(np.asarray(hm.z), probs[:, [1, 4, 5]])
+    # each row's best (d, a, e) and the right answers (d, a, b), in vocabulary order: no row is empty
+    assert list(fig.layout.xaxis.ticktext) == ["a", "b", "d", "e"]
+    np.testing.assert_allclose(np.asarray(hm.z), probs[:, [1, 2, 4, 5]])
     assert (hm.zmin, hm.zmax) == (0.0, 1.0)
     assert list(fig.layout.yaxis.ticktext) == ["x", "y", "z"]
-    (target,) = [t for t in fig.data if t.name == "target"]  # "b" (col 2) is not shown: 2 outlines
-    assert sum(v is None for v in target.x) == 2
+    (target,) = [t for t in fig.data if t.name == "target"]  # all three right answers outlined
+    assert sum(v is None for v in target.x) == 3
+    shown = set(output_heatmap(probs, ["x", "y", "z"], vocab, top_k=2).layout.xaxis.ticktext)
+    assert all({vocab[i] for i in np.argsort(-row, kind="stable")[:2]} <= shown for row in probs)
     assert len(output_heatmap(probs, ["x", "y", "z"], vocab).data[0].z[0]) == 6
 
 
