@@ -13,6 +13,7 @@ import os
 import tempfile
 from pathlib import Path
 
+import pandas as pd
 import safetensors
 import safetensors.torch
 from torch import Tensor, nn
@@ -22,6 +23,7 @@ from .model import build_model
 
 FORMAT_VERSION = 1
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
+HISTORY_FILE = "metrics.csv"  # one row per training step (StepMetrics.to_row), where a folder keeps it
 MAX_UPLOAD_BYTES = 50 * 2**20
 MAX_META_BYTES = 2**20
 PRETRAINED_DIR = Path(__file__).parent.parent / "pretrained"
@@ -230,5 +232,18 @@ def load_pretrained(name: str) -> tuple[nn.Module, dict]:
     return load_checkpoint(path)
 
 
+def pretrained_history(name: str) -> pd.DataFrame | None:
+    """The training history a shipped model keeps (per-step metrics, per-layer gradient norms), or None."""
+    entries = {e["name"]: e for e in pretrained_manifest()}
+    path = PRETRAINED_DIR / entries[name]["path"] / HISTORY_FILE if name in entries else None
+    if path is None or not path.is_file():
+        return None
+    try:
+        return pd.read_csv(path)
+    except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:
+        raise CheckpointError(f"the training history of {name!r} cannot be read: {err}") from err
+
+
 __all__ = ["FORMAT_VERSION", "CheckpointError", "save_checkpoint", "load_checkpoint", "read_meta",
-           "MAX_UPLOAD_BYTES", "load_uploaded", "PRETRAINED_DIR", "pretrained_manifest", "load_pretrained"]
+           "MAX_UPLOAD_BYTES", "load_uploaded", "PRETRAINED_DIR", "pretrained_manifest", "load_pretrained",
+           "HISTORY_FILE", "pretrained_history"]

@@ -20,6 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from .config import NORMS, ModelConfig
+from .evidence import welch
 from .inspect import blocks, grad_groups, grad_norms
 from .model import build_model
 
@@ -81,6 +82,35 @@ def depth_profile(norm: str, n_layers: int = 12, d_model: int = 64, n_heads: int
     return DepthProfile(norm, tuple(label for label, _ in groups), weight, at_input, float(loss.detach()))
 
 
+@dataclass(frozen=True)
+class Evenness:
+    """Pre-LN against Post-LN over seeds, for one measure ("weights" or "inputs"). `pre` and `post`:
+    geometric means of the spread (largest / smallest layer); `interval`: the 95% Welch interval of
+    log(post spread) - log(pre spread); `holds`: True when Pre-LN is the more even (the interval above
+    0), False when Post-LN is, None when the interval spans 0 (too few seeds to say)."""
+
+    what: str
+    pre: float
+    post: float
+    interval: tuple[float, float]
+    seeds: tuple[int, ...]
+    holds: bool | None
+
+
+def evenness(what: str, n_layers: int = 12, d_model: int = 64, seeds=range(8)) -> Evenness:
+    """Which LayerNorm placement keeps gradient norms the more even across depth, over `seeds`."""
+    if what not in ("weights", "inputs"):
+        raise ValueError(f"what={what!r} is not a measure; choose 'weights' or 'inputs'")
+    seeds = tuple(seeds)
+    logs = {norm: [np.log(DepthProfile.spread(getattr(depth_profile(norm, n_layers, d_model, seed=s),
+                                                      "weight_grad" if what == "weights" else "input_grad")))
+                   for s in seeds] for norm in NORMS}
+    ci = welch(logs["post"], logs["pre"])
+    holds = None if not (ci.low > 0 or ci.high < 0) or len(seeds) < 3 else ci.low > 0
+    return Evenness(what, float(np.exp(np.mean(logs["pre"]))), float(np.exp(np.mean(logs["post"]))),
+                    (float(np.exp(ci.low)), float(np.exp(ci.high))), seeds, holds)
+
+
 GRAD_PREFIX = "grad_"   # StepMetrics.to_row: one grad_<block> column per block ("grad_enc_0")
 TOTAL_COLUMN = "grad_norm"
 
@@ -101,4 +131,4 @@ def grad_norm_table(history: pd.DataFrame, max_steps: int | None = None
     return rows[cols].to_numpy(dtype=float).T, labels, [int(s) for s in rows["step"]]
 
 
-__all__ = ["MAX_LAYERS", "DepthProfile", "depth_profile", "grad_norm_table"]
+__all__ = ["MAX_LAYERS", "DepthProfile", "depth_profile", "Evenness", "evenness", "grad_norm_table"]

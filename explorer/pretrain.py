@@ -22,11 +22,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+import pandas as pd
 import torch
 
-from .checkpoints import MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
+from .checkpoints import HISTORY_FILE, MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
 from .config import ModelConfig, param_count
 from .evaluation import evaluate
+from .inspect import blocks
 from .model import build_model
 from .recipes import recommended
 from .tasks import PAD, TASK_PRESETS, Batch, Task, TaskConfig, make_task
@@ -174,21 +176,21 @@ def _size(folder: Path) -> int:
 
 
 def train_recipe(r: Recipe, progress: Callable[[StepMetrics], None] | None = None):
-    """(trained model, task, seconds): deterministic from r.train.seed on one thread."""
+    """(trained model, task, history of StepMetrics): deterministic from r.train.seed on one thread."""
     task = make_task(r.task)
     model = build_model(r.model_config(task), seed=r.train.seed)
     threads = torch.get_num_threads()
+    history = []
     try:
-        last = None
         for rec in train_steps(model, task, r.train):
             if rec.stopped:
                 raise RuntimeError(f"{r.name}: {rec.stopped}")
-            last = rec
+            history.append(rec)
             if progress is not None:
                 progress(rec)
     finally:
         torch.set_num_threads(threads)  # train_steps set one thread; leave the caller's setting
-    return model.eval(), task, last.elapsed
+    return model.eval(), task, history
 
 
 def _rounded(metrics: dict) -> dict:
@@ -209,7 +211,8 @@ def built_with() -> dict:
 
 def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] | None = None) -> dict:
     """Train, evaluate, save r into out_dir/<name>; returns its manifest entry."""
-    model, task, seconds = train_recipe(r, progress)
+    model, task, history = train_recipe(r, progress)
+    seconds = history[-1].elapsed
     metrics = _rounded(evaluate(model, task, max_examples=len(task.val)))
     fresh = _rounded(evaluate(model, held_out_task(r.task), max_examples=FRESH_EXAMPLES))
     cfg = model.cfg
@@ -218,6 +221,9 @@ def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] 
              "quality": r.quality.to_dict(), "metrics": metrics, "fresh_metrics": fresh,
              "train_seconds": round(seconds, 2), "params": param_count(cfg)["total"],
              "built_with": built_with()}
+    labels = tuple(label for label, _ in blocks(model))
+    (out_dir / r.name).mkdir(parents=True, exist_ok=True)
+    pd.DataFrame([rec.to_row(labels) for rec in history]).to_csv(out_dir / r.name / HISTORY_FILE, index=False)
     folder = save_checkpoint(out_dir / r.name, model, {k: entry[k] for k in (
         "name", "description", "task", "train", "quality", "metrics", "fresh_metrics", "train_seconds")})
     for p in folder.iterdir():

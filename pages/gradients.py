@@ -5,7 +5,7 @@ import streamlit as st
 
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap, grad_norm_profile
-from explorer.gradients import DepthProfile, depth_profile, grad_norm_table
+from explorer.gradients import DepthProfile, Evenness, depth_profile, evenness, grad_norm_table
 from ui import frame, links, models, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -25,20 +25,31 @@ def profiles(n_layers: int, d_model: int, seed: int) -> dict[str, dict]:
     return out
 
 
-def verdict(values: dict[str, np.ndarray]) -> str:
-    spread = {name: DepthProfile.spread(v) for name, v in values.items()}
-    peak = {name: int(np.argmax(v)) for name, v in values.items()}
-    measured = " · ".join(f"{name} ×{s:.2f} (largest at layer {peak[name]})" for name, s in spread.items())
-    pre, post = spread["Pre-LN"], spread["Post-LN"]
-    if pre < post / 1.2:
-        outcome = "Here Pre-LN is clearly the more even of the two, as the chapter predicts."
-    elif post < pre / 1.2:
-        outcome = ("Here Post-LN comes out more even: with one random batch and this depth the difference "
-                   "can go either way. Try other seeds, or more layers.")
-    else:
-        outcome = ("Here the two are about equally uneven: at this depth the prediction does not show clearly "
-                   "in one batch. Compare where each is largest, try other seeds, or stack more layers.")
-    return f"**Measured** (largest ÷ smallest layer): {measured}. {outcome}"
+SEEDS = 8  # the verdict's seeds: the one shown and the next ones
+OUTCOME = {True: "**As the chapter predicts**: Pre-LN is the more even.",
+           False: "**Not as the chapter predicts**: Post-LN is the more even.",
+           None: "**Inconclusive** at this depth: the interval spans 1, so these seeds cannot tell the two apart."}
+INPUTS_DIFFER = ("At each layer's input the measure is another one than the chapter's claim: in Pre-LN every "
+                 "later sublayer adds its own branch to the gradient flowing back down the residual stream, so "
+                 "it grows toward the input, while Post-LN's LayerNorms rescale it at every layer. The chapter "
+                 "states its claim for what its exercise measures, each layer's p.grad.norm().")
+
+
+@st.cache_data(show_spinner="The same pass for the next seeds…", max_entries=64)
+def over_seeds(what: str, n_layers: int, d_model: int, seed: int) -> Evenness:
+    return evenness(what, n_layers, d_model, seeds=range(seed, seed + SEEDS))
+
+
+def verdict(values: dict[str, np.ndarray], what: str, n_layers: int, d_model: int, seed: int) -> str:
+    """This seed's spreads, then the verdict over SEEDS seeds (Welch's t on the log spreads)."""
+    here = " · ".join(f"{name} ×{DepthProfile.spread(v):.2f} (largest at layer {int(np.argmax(v))})"
+                      for name, v in values.items())
+    e = over_seeds(what, n_layers, d_model, seed)
+    low, high = e.interval
+    text = (f"**Measured** (largest ÷ smallest layer) with this seed: {here}. Over {SEEDS} seeds ({seed}–"
+            f"{seed + SEEDS - 1}): Pre-LN ×{e.pre:.2f}, Post-LN ×{e.post:.2f} (geometric means); Post-LN's ÷ "
+            f"Pre-LN's, 95% interval [{low:.2f}, {high:.2f}] (Welch's t). {OUTCOME[e.holds]}")
+    return text + (f" {INPUTS_DIFFER}" if what == "inputs" else "")
 
 
 def at_initialisation() -> None:
@@ -61,13 +72,13 @@ def at_initialisation() -> None:
     st.markdown("**What the chapter predicts.** In Pre-LN the gradient travels back through the residual "
                 "additions untouched, so its norm stays roughly level across depth; in Post-LN it passes "
                 "through a LayerNorm in every layer, so norms drift with depth and deep Post-LN stacks need a "
-                "learning-rate warmup to train at all. " + verdict(values))
+                "learning-rate warmup to train at all. " + verdict(values, what, n_layers, d_model, seed))
 
 
-def gradient_table(name: str):
-    """(history, norms (layers, steps), layer labels, steps) of a run, or None with a message."""
+def gradient_table(key: str):
+    """(history, norms (layers, steps), layer labels, steps) of a trained model, or None with a message."""
     try:
-        hist = models.load_run(name).history
+        hist = models.load(key).history
     except ValueError as err:
         st.error(str(err), icon=":material/error:")
         return None
@@ -78,29 +89,40 @@ def gradient_table(name: str):
     return hist, norms, labels, steps
 
 
-def _default(runs: list[str], norm: str, fallback: int) -> int:
-    """A run whose name says it used this LayerNorm (the Train page names them so), else fallback."""
-    for i, name in enumerate(runs):
-        if f"-{norm}LN-" in name:
-            return i
-    return min(fallback, len(runs) - 1)
+SHIPPED_PAIR = ("pretrained:reversal-fast", "pretrained:reversal-fast-postln")  # one recipe, only the norm differs
+
+
+def comparable_pair(found: dict[str, tuple[str, dict, dict]]) -> tuple[str, str] | None:
+    """A Pre-LN and a Post-LN model of the same task and config but the LayerNorm, runs first, newest first;
+    else the shipped pair; else None."""
+    def twin(model: dict) -> tuple:
+        return tuple(sorted((k, str(v)) for k, v in model.items() if k != "norm"))
+    posts = {(str(task), twin(model)): key for key, (_, task, model) in found.items() if model.get("norm") == "post"}
+    for key, (_, task, model) in found.items():
+        if model.get("norm") == "pre" and (str(task), twin(model)) in posts:
+            return key, posts[(str(task), twin(model))]
+    return SHIPPED_PAIR if all(k in found for k in SHIPPED_PAIR) else None
 
 
 def over_training() -> None:
     st.subheader("Over training")
-    runs = models.run_names()
-    if not runs:
+    found = models.trained_models()
+    if not found:
         st.info("No runs yet. On the **Train** page, train one run with Pre-LN and one with Post-LN "
                 "(the LayerNorm switch), then compare them here.", icon=":material/model_training:")
         return
+    keys = list(found)
+    pair = comparable_pair(found) or (keys[0], keys[min(1, len(keys) - 1)])
+    st.caption("By default a comparable pair: the same task, model and training, Pre-LN on the left and Post-LN "
+               "on the right (the shipped reversal-fast and reversal-fast-postln until you train your own).")
     cols = st.columns(2, gap="large")
     picked = {}
-    for col, key, norm, fallback in ((cols[0], state.GRAD_RUN_A, "pre", 0), (cols[1], state.GRAD_RUN_B, "post", 1)):
-        if st.session_state.get(key) not in runs:  # a deleted run
+    for col, key, default in ((cols[0], state.GRAD_RUN_A, pair[0]), (cols[1], state.GRAD_RUN_B, pair[1])):
+        if st.session_state.get(key) not in found:  # a deleted run
             st.session_state.pop(key, None)
         with col:
-            name = st.selectbox("Run", runs, index=_default(runs, norm, fallback), key=key)
-            picked[key] = (name, gradient_table(name))
+            choice = st.selectbox("Model", keys, index=keys.index(default), key=key, format_func=lambda k: found[k][0])
+            picked[key] = (found[choice][0], gradient_table(choice))
     tables = [(key, name, t) for key, (name, t) in picked.items() if t is not None]
     if not tables:
         return

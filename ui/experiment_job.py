@@ -15,9 +15,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
+from explorer.evidence import fmt, fmt_interval
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
-from explorer.experiments.evidence import fmt, fmt_interval
 from explorer.slots import pool_counts
 from ui.frame import live_fragment
 from ui.session_jobs import keep_with_tab

@@ -156,17 +156,17 @@ def pretrained_entries() -> list[dict]:
 
 @st.cache_resource(show_spinner="Loading the shipped model…", max_entries=8)
 def _load_pretrained(name: str):
-    return checkpoints.load_pretrained(name)
+    return *checkpoints.load_pretrained(name), checkpoints.pretrained_history(name)
 
 
 def load_pretrained(name: str, entry: dict | None = None) -> SelectedModel:
     try:
-        model, meta = _load_pretrained(name)
+        model, meta, history = _load_pretrained(name)
         cfg, task = _config_of(model, meta), _meta_task(meta, entry)
     except Exception as err:
         raise ValueError(f"could not load the shipped model {name!r}: {err}") from err
     model.eval()
-    return SelectedModel(model, cfg, task, name, "pretrained", f"pretrained:{name}")
+    return SelectedModel(model, cfg, task, name, "pretrained", f"pretrained:{name}", history)
 
 
 def disk_run_names() -> list[str]:
@@ -180,6 +180,27 @@ def run_names() -> list[str]:
     """This session's runs first (newest first), then runs saved on disk."""
     session = list(st.session_state.get(SESSION_RUNS, {}))
     return session + [n for n in disk_run_names() if n not in session]
+
+
+def trained_models() -> dict[str, tuple[str, dict, dict]]:
+    """Every trained model with a history, by key ("run:NAME", "pretrained:NAME"): (label, task dict,
+    model config dict), from what the lists already hold (nothing is loaded). Runs first, newest first."""
+    out = {f"run:{name}": (name, sel.task.cfg.to_dict(), sel.config.to_dict())
+           for name, sel in st.session_state.get(SESSION_RUNS, {}).items()}
+    try:
+        for info in runs.list_runs():
+            out.setdefault(f"run:{info.name}", (info.name, info.task, info.model))
+        for e in pretrained_entries():
+            out[f"pretrained:{e['name']}"] = (f"{e['name']} (shipped)", e.get("task", {}), e.get("model", {}))
+    except (OSError, ValueError):
+        pass  # a broken list offers what it could read
+    return out
+
+
+def load(key: str) -> SelectedModel:
+    """A trained model by its key (see trained_models)."""
+    source, _, name = key.partition(":")
+    return load_pretrained(name) if source == "pretrained" else load_run(name)
 
 
 def load_run(name: str) -> SelectedModel:

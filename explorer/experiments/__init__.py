@@ -57,9 +57,10 @@ Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extr
 
 from __future__ import annotations
 
+from explorer.evidence import MIN_SEEDS, Claim, Evidence
+
 from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, sweep
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
-from .evidence import MIN_SEEDS, Claim, Evidence
 from .runner import (
     CODE_VERSION,
     MAX_WORK,

@@ -25,12 +25,11 @@ import plotly.graph_objects as go
 from torch import nn
 
 from explorer.evaluation import evaluate
+from explorer.evidence import Claim, Evidence, verdict
 from explorer.figures.results import bar_with_error
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from explorer.training import StepMetrics, train_steps
-
-from .evidence import Claim, Evidence, verdict
 
 SAMPLE_COLUMNS = ("condition", "seed", "metric", "value")
 TABLE_COLUMNS = ("condition", "metric", "mean", "std", "n", "expected", "prediction")

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pandas as pd
 
+from explorer.evidence import OPEN, fmt, fmt_interval
 from explorer.runs import runs_dir
 
 from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
-from .evidence import OPEN, fmt, fmt_interval
 from .sweep import ProcessExecutor, SerialExecutor
 
 

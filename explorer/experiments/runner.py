@@ -35,10 +35,10 @@ from pathlib import Path
 import pandas as pd
 import torch
 
+from explorer.evidence import Evidence
 from explorer.runs import runs_dir
 
 from .base import Context, Experiment, ProgressFn, Result, Stopped
-from .evidence import Evidence
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
 MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)

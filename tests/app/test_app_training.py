@@ -17,7 +17,7 @@ import torch
 
 from explorer import runs, slots
 from explorer.config import ModelConfig
-from explorer.gradients import depth_profile
+from explorer.gradients import depth_profile, evenness
 from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.recipes import recommended
@@ -134,7 +134,7 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
     assert table["Saved"].iloc[0] == "disk + session"
     at.switch_page(GRADIENTS).run()
     assert_ok(at)
-    assert at.selectbox(key=state.GRAD_RUN_A).value == name
+    assert at.selectbox(key=state.GRAD_RUN_A).value == f"run:{name}"
     assert array(chart(at, state.GRAD_RUN_A)["data"][0]["z"]).shape == (2, 30)
 
 
@@ -293,6 +293,18 @@ def test_gradients_at_initialisation_shows_both_variants():
     assert_ok(at)
     fig = chart(at, "grad_profile_chart")
     assert np.allclose(array(fig["data"][1]["y"]), depth_profile("post", n_layers=4, d_model=64, seed=0).input_grad)
+    assert any("p.grad.norm()" in m.value for m in at.markdown)  # why the input measure differs
+
+
+def test_the_gradients_verdict_is_taken_over_seeds_and_says_when_it_cannot_tell():
+    at = open_app(GRADIENTS)  # the chapter's exercise: 12 layers, each layer's weights
+    said = next(m.value for m in at.markdown if "Over 8 seeds" in m.value)
+    e = evenness("weights", 12, 64, seeds=range(8))
+    assert f"Pre-LN ×{e.pre:.2f}, Post-LN ×{e.post:.2f}" in said
+    assert ("Inconclusive" in said) == (e.holds is None) and "Welch's t" in said
+    at.slider(key=state.GRAD_LAYERS).set_value(48).run()  # deep stacks: where the chapter says it shows
+    said = next(m.value for m in at.markdown if "Over 8 seeds" in m.value)
+    assert evenness("weights", 48, 64, seeds=range(8)).holds and "As the chapter predicts" in said
 
 
 def saved_run(name: str, norm: str, steps: int = 8) -> str:
@@ -306,7 +318,8 @@ def saved_run(name: str, norm: str, steps: int = 8) -> str:
 def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
     pre, post = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
     at = open_app(GRADIENTS)
-    assert at.selectbox(key=state.GRAD_RUN_A).value == pre and at.selectbox(key=state.GRAD_RUN_B).value == post
+    assert at.selectbox(key=state.GRAD_RUN_A).value == f"run:{pre}"
+    assert at.selectbox(key=state.GRAD_RUN_B).value == f"run:{post}"  # a comparable pair: only the norm differs
     a, b = chart(at, state.GRAD_RUN_A), chart(at, state.GRAD_RUN_B)
     assert array(a["data"][0]["z"]).shape == (2, 8)
     assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
