@@ -27,12 +27,13 @@ if "ui.sidebar" not in sys.modules:
         st.title("Transformer Explorer")
         st.caption(f"Opening {page.title}: PyTorch is starting for the first visit since the server started, "
                    "a few seconds…")
-from ui import experiment_job, sidebar, state, training_job  # noqa: E402 (after the note, which needs none of it)
+from ui import experiment_job, links, sidebar, state, training_job  # noqa: E402 (after the note above)
 
 if loading is not None:
     loading.empty()
 
 state.init_state()
+links.say_ignored()
 with st.sidebar:
     training_job.job_status(page)  # this session's training run, on every page
     experiment_job.sidebar_status(page)  # and its experiment, while one runs

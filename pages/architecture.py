@@ -14,7 +14,7 @@ from explorer.config import (
     train_memory_bytes,
 )
 from explorer.figures.architecture import architecture_diagram, param_breakdown
-from ui import frame, links, model_config, state, widgets
+from ui import frame, links, model_config, models, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -121,6 +121,13 @@ with st.container(border=True):
                    f"{widgets.ARCH_LABELS[task.model_config().arch]} · vocabulary of {len(task.vocab)} tokens · "
                    f"sequences up to {task.longest} tokens")
     cfg, err = widgets.config_widgets(model_config.CFG, task)
+sel = models.selected_model()
+if sel.source != "untrained" and sel.config != cfg:
+    st.info(f"The sidebar's model, **{sel.label}**, is another config (d_model {sel.config.d_model}, "
+            f"{sel.config.n_heads} heads, {widgets.layers_text(sel.config)} layers, "
+            f"{model_config.NORM_LABELS[sel.config.norm]}): the other pages look inside it. This page shows the "
+            "config of the widgets above, which the sidebar's **Untrained** model follows.",
+            icon=":material/info:")
 
 if cfg is not None:
     show(cfg)

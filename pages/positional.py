@@ -130,8 +130,9 @@ def show_learned() -> None:
               if s is not None and isinstance(s.pos, LearnedEncoding)]
     if not tables:
         st.info(f"The selected model ({sel.label}) uses {model_config.PE_LABELS[sel.config.pos_encoding].lower()} "
-                "positions, so it has no table to show. Set *Positional encoding* to *Learned* on the "
-                "Architecture page (or pick a run trained with it) and come back.", icon=":material/info:")
+                "positions, so it has no table to show. Pick the shipped **reversal-fast-learned** in the "
+                "sidebar (trained with a learned table), or set *Positional encoding* to *Learned* on the "
+                "Architecture page (or pick a run trained with it).", icon=":material/info:")
         return
     names = [n for n, _ in tables]
     name = names[0] if len(names) == 1 else st.radio("Stack", names, horizontal=True, key=state.PE_STACK)

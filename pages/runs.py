@@ -123,7 +123,7 @@ def compare(chosen: list[Run]) -> None:
         st.caption("Validation exact match: whole sequences right (sequence tasks), accuracy (order), "
                    "next-character accuracy (char LM).")
         widgets.chart(training_curves(frames, metrics=[METRICS["val_exact"]], title="Validation exact match",
-                                      layout=dict(yaxis=dict(range=[0, 1.02], title="fraction right"))),
+                                      layout=dict(yaxis=dict(title="right")), percent=True),
                       key="runs_exact_chart")
     st.markdown("**Configuration**" + (" (highlighted: differs between the selected runs)" if len(chosen) > 1 else ""))
     differences(chosen)

@@ -125,7 +125,7 @@ def curves(job: TrainingJob, hist) -> None:
     with right:
         metrics = [CURVES[m] for m in ACCURACY[job.task.kind]]
         widgets.chart(training_curves(shown, metrics=metrics, title="Accuracy",
-                                      layout=dict(yaxis=dict(title="fraction right", range=[0, 1.02]))),
+                                      layout=dict(yaxis=dict(title="right")), percent=True),
                       key="train_acc_chart")
 
 

@@ -15,8 +15,9 @@ import streamlit as st
 # Widget keyword arguments: the value outlives the page it is drawn on and goes into the link.
 SHARED = dict(bind="query-params", persist_state="session")
 
-# (session key, default, option -> label or None, is the value acceptable)
-UrlSpec = tuple[str, object, dict | None, Callable[[object], bool]]
+# (session key, default, option -> label or None, is the value acceptable, what is valid in words)
+UrlSpec = tuple[str, object, dict | None, Callable[[object], bool], str]
+IGNORED = "_link_ignored"  # what a shared link asked for that could not be used, said once
 
 
 def state_value(key: str, default):
@@ -40,15 +41,28 @@ def parse(text: str, default, labels: dict | None = None):
 
 def number_specs(numbers: dict[str, tuple]) -> list[UrlSpec]:
     """Specs of number widgets given as key -> (min, max, default)."""
-    return [(k, d, None, lambda v, lo=lo, hi=hi: lo <= v <= hi) for k, (lo, hi, d) in numbers.items()]
+    return [(k, d, None, lambda v, lo=lo, hi=hi: lo <= v <= hi, f"a number from {lo:g} to {hi:g}")
+            for k, (lo, hi, d) in numbers.items()]
 
 
 def adopt_from_url(specs: Iterable[UrlSpec]) -> None:
-    """Copy a shared link's values into session state before any widget exists; values that do not
-    parse or fall outside a widget's range are ignored."""
-    for key, default, labels, ok in specs:
+    """Copy a shared link's values into session state before any widget exists. A value that does not
+    parse or falls outside its widget's range is not used, and `say_ignored` tells the user so."""
+    for key, default, labels, ok, valid in specs:
         if key in st.session_state or key not in st.query_params:
             continue
-        value = parse(st.query_params[key], default, labels)
+        text = st.query_params[key]
+        value = parse(text, default, labels)
         if value is not None and ok(value):
             st.session_state[key] = value
+        else:
+            shown = default if labels is None else labels.get(default, default)
+            st.session_state.setdefault(IGNORED, []).append(
+                f"`{key}={text[:40]}` is not valid (it takes {valid}), so it is {shown}")
+
+
+def say_ignored() -> None:
+    """Once: which of a shared link's values could not be used, and what they take."""
+    ignored = st.session_state.pop(IGNORED, None)
+    if ignored:
+        st.warning("**Part of this link was not used.** " + "; ".join(ignored) + ".", icon=":material/link_off:")

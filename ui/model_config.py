@@ -48,9 +48,20 @@ def _valid(field: str, value) -> bool:
 
 def url_specs(prefix: str = CFG) -> list[UrlSpec]:
     """What a shared link may set of the config widgets under `prefix`, and their task."""
-    specs = [(f"{prefix}_{f}", DEFAULTS[f], FIELD_LABELS.get(f), lambda v, f=f: _valid(f, v))
+    specs = [(f"{prefix}_{f}", DEFAULTS[f], FIELD_LABELS.get(f), lambda v, f=f: _valid(f, v), _valid_text(f))
              for f in CONFIG_FIELDS]
-    return specs + [(f"{prefix}_task", DEFAULT_TASK, None, lambda v: v in TASK_PRESETS)]
+    return specs + [(f"{prefix}_task", DEFAULT_TASK, None, lambda v: v in TASK_PRESETS,
+                     "one of " + ", ".join(TASK_PRESETS))]
+
+
+def _valid_text(field: str) -> str:
+    if field in RANGES:
+        return "a number from {:g} to {:g}".format(*RANGES[field])
+    if field == "d_ff":
+        return "one of " + ", ".join(map(str, D_FF_OPTIONS))
+    if field in FIELD_LABELS:
+        return "one of " + ", ".join(FIELD_LABELS[field].values())
+    return "true or false"
 
 
 def config_values(prefix: str = CFG) -> dict:

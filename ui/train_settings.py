@@ -103,8 +103,13 @@ def budget_text(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> tuple[s
 
 
 def duration(seconds: float | None) -> str:
+    """'42 s', '8 min 31 s', '3 h 05 min', '12 days'."""
     if seconds is None or not math.isfinite(seconds):
         return "—"
     if seconds < 60:
         return f"{seconds:.0f} s"
-    return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+    if seconds < 3600:
+        return f"{seconds // 60:.0f} min {seconds % 60:02.0f} s"
+    if seconds < 2 * 86400:
+        return f"{seconds // 3600:.0f} h {seconds % 3600 // 60:02.0f} min"
+    return f"{seconds / 86400:,.0f} days"

@@ -40,7 +40,7 @@ def chart(fig: go.Figure, key: str | None = None, **kwargs):
 
 
 def human_bytes(n: float) -> str:
-    for unit, size in (("TB", 1e12), ("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+    for unit, size in (("TiB", 2**40), ("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):  # the limits' units
         if n >= size:
             return f"{n / size:.3g} {unit}"
     return f"{n:.0f} B"

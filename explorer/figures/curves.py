@@ -35,10 +35,11 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
                   yaxis=dict(title=y_title, type="log" if log_y else "linear"))
 
 
-def training_curves(history, metrics=("loss",), title="", log_y=False, layout=None) -> go.Figure:
+def training_curves(history, metrics=("loss",), title="", log_y=False, layout=None, percent=False) -> go.Figure:
     """Metric columns of a history DataFrame against its "step" column (NaN = not measured that
     step). A dict run name -> DataFrame overlays runs: colour per run, dash per metric; a single
-    run gets a colour per metric. "lr" goes on a second axis on the right."""
+    run gets a colour per metric. "lr" goes on a second axis on the right. `percent`: the metrics are
+    shares (0..1), shown as percentages like every other accuracy in the app."""
     runs = history if isinstance(history, dict) else {"": history}
     traces = []
     for ri, (run, df) in enumerate(runs.items()):
@@ -52,9 +53,10 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
                 x=as_list(rows["step"]), y=as_list(rows[metric]), mode="lines", name=name, connectgaps=True,
                 yaxis="y2" if metric == "lr" else "y",
                 line=dict(color=colour, width=2, dash=_DASHES[mi % len(_DASHES)] if len(runs) > 1 else None),
-                hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:.4g}}<extra></extra>"))
+                hovertemplate=f"{name}<br>step %{{x}}<br>%{{y:{'.1%' if percent else '.4g'}}}<extra></extra>"))
     style = dict(xaxis=dict(title="step"), hovermode="closest",
-                 yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear"),
+                 yaxis=dict(title=", ".join(m for m in metrics if m != "lr"), type="log" if log_y else "linear",
+                            **(dict(tickformat=".0%", range=[0, 1.02]) if percent else {})),
                  legend=LEGEND_BELOW)
     if "lr" in metrics:
         style["yaxis2"] = dict(title="lr", overlaying="y", side="right", showgrid=False, tickformat=".1e")

@@ -251,3 +251,21 @@ def test_architecture_explains_why_large_is_not_the_chapters_300m():
     at = open_app("pages/architecture.py")
     said = next(c.value for c in at.caption if c.value.startswith("**Large:"))
     assert "~300M in the chapter" in said and "cross-attention 50.4M" in said and "embeddings and output 37.9M" in said
+
+
+def test_a_link_with_invalid_values_says_what_it_did_not_use():
+    at = open_app("pages/architecture.py", query={"cfg_d_model": "1000", "cfg_norm": "Middle-LN", "cfg_n_heads": "2"})
+    said = " ".join(w.value for w in at.warning)
+    assert "Part of this link was not used" in said
+    assert "`cfg_d_model=1000` is not valid (it takes a number from 4 to 512), so it is 64" in said
+    assert "`cfg_norm=Middle-LN`" in said and "Pre-LN, Post-LN" in said and "cfg_n_heads" not in said
+    at.run()
+    assert not any("not used" in w.value for w in at.warning)  # said once
+
+
+def test_sizes_and_durations_read_in_one_unit_system():
+    from ui.train_settings import duration
+    from ui.widgets import human_bytes
+    assert human_bytes(6.18e9) == "5.76 GiB" and human_bytes(2 * 2**20) == "2 MiB"
+    assert duration(42) == "42 s" and duration(511) == "8 min 31 s" and duration(3 * 3600 + 300) == "3 h 05 min"
+    assert duration(453636 * 60) == "315 days"

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer import runs, slots
+from explorer import checkpoints, runs, slots
 from explorer.config import ModelConfig
 from explorer.gradients import depth_profile, evenness
 from explorer.jobs import TrainingJob
@@ -25,7 +25,7 @@ from explorer.slots import pool_counts
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
-from tests.app.test_app import array, assert_ok, figures, open_app
+from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
 from ui import model_config, models, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
@@ -378,3 +378,15 @@ def test_thin_keeps_every_evaluation_and_the_last_step_of_a_long_history():
     assert shown["step"].iloc[-1] == n
     assert set(hist.dropna()["step"]) <= set(shown["step"])
     assert train_view.thin(hist.iloc[:50], max_rows=100).equals(hist.iloc[:50])
+
+
+def test_gradients_over_training_offers_the_shipped_pre_and_post_ln_pair(monkeypatch):
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
+    at = open_app(GRADIENTS)
+    assert at.selectbox(key=state.GRAD_RUN_A).value == "pretrained:reversal-fast"
+    assert at.selectbox(key=state.GRAD_RUN_B).value == "pretrained:reversal-fast-postln"
+    a, b = chart(at, state.GRAD_RUN_A), chart(at, state.GRAD_RUN_B)
+    steps = checkpoints.pretrained_history("reversal-fast")["step"].max()
+    assert array(a["data"][0]["z"]).shape[1] == min(steps, 300)
+    assert a["layout"]["title"]["text"].startswith("reversal-fast")
+    assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
