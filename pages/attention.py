@@ -39,7 +39,7 @@ NOTICE = {
     ("char-lm", "dec_self"): "Heads that stare at the previous character draw a bright line just below the "
                              "diagonal; others collect the first characters or spread out.",
     "enc_self": "Every source token may look at every other; bright cells show where each one gathers from.",
-    "dec_self": "The blank upper triangle is the causal mask: while writing a token the decoder only looks back.",
+    "dec_self": "The grey upper triangle is the causal mask: while writing a token the decoder only looks back.",
     "cross": "Each output step looks into the encoded source: the bright cell is the input it copies from.",
 }
 
@@ -156,11 +156,11 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     fig = attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
                            view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
                            title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
-                                 f"{plural(n_h, 'head')}")
+                                 f"{plural(n_h, 'head')}", mask=view.masks[kind])
     fig.add_trace(click_targets(m, cell, n_l, n_h))
     widgets.chart(fig, key=inspecting.ATT_MOSAIC)  # a click on a tile's name moves the close-up's slider (see show)
     st.caption("Rows of tiles are layers, columns are heads; in each tile the rows are queries, the columns keys, "
-               f"and blank cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
+               f"and grey cells are masked. Click a tile's name to look at it closely. {notice(task_name, kind)}")
 
 
 def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:

@@ -20,7 +20,6 @@ CURVES = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "tra
 ACCURACY = {"seq2seq": ("token_acc", "val_token_acc", "val_exact"), "classify": ("token_acc", "val_token_acc"),
             "lm": ("token_acc", "val_token_acc")}
 EXACT_LABEL = {"seq2seq": "Exact match", "classify": "Accuracy", "lm": "Next-char accuracy"}
-STACK = {"cross": "dec", "enc_self": "enc", "dec_self": "dec"}
 MAX_GRAD_STEPS = 200
 # The head picker's default. Not None: a selectbox whose value is None shows "Choose an option" each
 # time the server sends the value (Streamlit 1.67), which the live view's reruns made it do.
@@ -141,13 +140,12 @@ def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, in
     time-lapse follows the head that learned; or any one the user picks."""
     last = snaps[-1]
     n_layers, n_heads = last.pattern.shape[:2]
-    stack = STACK[last.kind]
     options = [BEST_HEAD] + [(layer, head) for layer in range(n_layers) for head in range(n_heads)]
     if st.session_state.get(train_view.TRAIN_HEAD, BEST_HEAD) not in options:  # a new run may have fewer heads
         st.session_state.pop(train_view.TRAIN_HEAD, None)
 
     def name(option):  # fixed labels: a selectbox whose labels change between reruns loses its value
-        return "Best match (follows the run)" if option == BEST_HEAD else f"{stack} {option[0]} · head {option[1]}"
+        return "Best match (follows the run)" if option == BEST_HEAD else f"L{option[0]} H{option[1]}"  # as Attention
 
     picked = st.selectbox("Layer and head", options, format_func=name, key=train_view.TRAIN_HEAD,
                           help="Best match: the head whose attention is closest to what the task needs "
@@ -176,7 +174,7 @@ def attention(job: TrainingJob) -> None:
 def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: int):
     """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
     kind, last = snaps[-1].kind, snaps[-1]
-    titles = [f"{ATTENTION_KINDS[kind]} · {STACK[kind]} {layer} · head {head} · step {s.step}" for s in snaps]
+    titles = [f"{ATTENTION_KINDS[kind]} · L{layer} H{head} · step {s.step}" for s in snaps]
     slider = None if len(snaps) == 1 else z_slider(
         [str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps], titles, len(snaps) - 1)
     return attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],

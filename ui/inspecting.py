@@ -14,7 +14,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import views_data
-from explorer.tasks import BOS, Task
+from explorer.tasks import BOS, SPECIALS, Task
 from ui.links import SHARED
 from ui.models import SelectedModel
 
@@ -28,6 +28,7 @@ ATT_LAYER, ATT_HEAD = "att_layer", "att_head"  # the focused head (ints; "L1" / 
 ATT_MOSAIC = "att_mosaic"         # the mosaic chart (a click on a tile's name focuses that head)
 ATT_CLOSEUP = "att_closeup"       # the close-up chart, whose own slider flips heads in the browser
 ATT_FOCUS_FOR = "_att_focus_for"  # (model, kind, reference) the focused head was picked for
+_LAST_READ = "_inspect_last_read"  # task config -> the last Picked that could be read (shown under a typo)
 # Outputs page
 OUT_TOP_K, OUT_BEAM, OUT_PENALTY = "out_top_k", "out_beam_k", "out_length_penalty"
 OUT_NEW, OUT_TEMPERATURE, OUT_SEED = "out_new_chars", "out_temperature", "out_seed"
@@ -53,7 +54,8 @@ def version(sel: SelectedModel) -> str:
 # ---------------------------------------------------------------------------------- the picker
 def _typing_help(task: Task) -> str:
     if task.kind == "lm":
-        return f"Any text of up to {task.max_tgt_len} characters made of the characters in the model's training text."
+        known = "".join(t for t in task.vocab[len(SPECIALS):] if t != "\n")
+        return f"Any text of up to {task.max_tgt_len} characters, made of these (its training text's): {known}"
     if task.kind == "classify":
         return (f"{task.max_src_len} tokens or fewer, separated by spaces: A and B once each, distractors "
                 f"1..{task.cfg.n_symbols} elsewhere.")
@@ -72,7 +74,19 @@ def _as_tuple(src) -> tuple:
 
 
 def pick_input(sel: SelectedModel, pad_toggle: bool = False) -> Picked | None:
-    """Draw the input widgets; returns the input, or None after showing what is wrong with typed text."""
+    """Draw the input widgets; returns the input. Typed text that cannot be read shows what is wrong and
+    returns the last input of this task that could be read (None if there was none): a typo keeps the view."""
+    picked = _pick_input(sel, pad_toggle)
+    last = st.session_state.setdefault(_LAST_READ, {})
+    if picked is not None:
+        last[sel.task.cfg] = picked
+        return picked
+    if sel.task.cfg in last:
+        st.caption(":material/history: Below: the last input that could be read.")
+    return last.get(sel.task.cfg)
+
+
+def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
     task = sel.task
     n = len(task.val)
     if st.session_state.get(INSPECT_INDEX, 0) >= n:   # a task with fewer examples than the last one

@@ -106,10 +106,13 @@ def mosaic_grid(m: dict, n_layers: int, n_heads: int) -> tuple[int, int]:
     return n_layers * m["row_stride"] - m["row_gap"], n_heads * m["col_stride"] - m["col_gap"]
 
 
-def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, layout=None) -> go.Figure:
+def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, layout=None,
+                     mask=None) -> go.Figure:
     """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
 
     One trace with NaN gaps, not a subplot a head: far quicker to draw (bench/README.md, "Attention mosaic").
+    `mask` (Q, K) bool, True = allowed: the cells attention may not use are grey in every tile, as in
+    `attention_heatmap`.
     """
     p = as_array(patterns)  # (L, H, Q, K)
     n_l, n_h, q, k = p.shape
@@ -134,8 +137,17 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
         colorbar=dict(COLORBAR, title="weight"),
         hovertemplate="layer %{customdata[0]}, head %{customdata[1]}<br>query %{customdata[2]}"
                       "<br>key %{customdata[3]}<br>weight %{z:.3f}<extra></extra>")
+    traces = [heatmap]
+    blocked = None if mask is None else ~np.asarray(mask, dtype=bool)
+    if blocked is not None and blocked.any():
+        grey = np.full(grid.shape, np.nan)
+        for li in range(n_l):
+            for hi in range(n_h):
+                grey[li * rs:li * rs + q, hi * cs:hi * cs + k][blocked] = 1.0
+        traces.append(go.Heatmap(z=grey, colorscale=[[0, MASK_GREY], [1, MASK_GREY]], showscale=False,
+                                 hoverongaps=False, name="masked", hoverinfo="skip"))
     axis = dict(showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    return figure([heatmap], title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations, meta=m,
+    return figure(traces, title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations, meta=m,
                   margin=dict(l=20, r=20), xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
                   yaxis=dict(axis, range=[grid.shape[0] - 0.5, -m["row_gap"] - 0.5], scaleanchor="x",
                              constrain="domain"))

@@ -149,7 +149,8 @@ def test_typing_starts_from_the_example_and_bad_input_says_what_is_valid(page_fi
         at.text_input(key=inspecting.INSPECT_TEXT).input(text).run()
         assert_ok(at)
         assert any(words in e.value for e in at.error), (text, [e.value for e in at.error])
-        assert not figures(at)
+        assert figures(at) and any("last input that could be read" in c.value for c in at.caption)  # a typo keeps
+        assert any(f"`{views_data.text_of(task, src)}`" in m.value for m in at.markdown)         # the last view
     typed(at, "1 2 3")
     assert not at.error and figures(at)
     assert any("`1 2 3`" in m.value and "`3 2 1`" in m.value for m in at.markdown)

@@ -110,7 +110,7 @@ def test_a_tiny_run_trains_shows_live_and_is_offered_everywhere(jobs):
     expected = job.task.expected_cross_attention(job.task.example("val", 0)[0])
     layer, head = train_view.best_head(snaps[-1].pattern, expected)  # the default view: the head that learned best
     shown = chart(at, train_view.TRAIN_ATTENTION)
-    assert f"dec {layer} · head {head} · step {snaps[-1].step}" in shown["layout"]["title"]["text"]
+    assert f"L{layer} H{head} · step {snaps[-1].step}" in shown["layout"]["title"]["text"]  # named as on Attention
     assert np.allclose(array(shown["data"][0]["z"]), snaps[-1].pattern[layer, head], atol=1e-6)
     slider = shown["layout"]["sliders"][0]
     assert slider["active"] == len(snaps) - 1 and [s["label"] for s in slider["steps"]] == [str(s.step) for s in snaps]

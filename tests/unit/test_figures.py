@@ -460,3 +460,19 @@ def test_text_px_errs_wide_of_arial_and_grows_with_text():
     for text, arial in (("0.8", 16.7), ("Embeddings", 66.7), ("position", 41.4)):
         assert arial < text_px(text) < 1.3 * arial
     assert text_px("position", 14) > text_px("position")
+
+
+def test_mosaic_greys_masked_cells_in_every_tile_as_the_close_up_does():
+    pats = _softmax(np.random.default_rng(3).normal(size=(2, 2, 3, 3)))
+    mask = np.tri(3, dtype=bool)  # causal: a query sees itself and the past
+    fig = attention_mosaic(pats, list("abc"), list("abc"), mask=mask)
+    heat, grey = fig.data
+    m = fig.layout.meta
+    z = np.asarray(grey.z, dtype=float)
+    for li in range(2):
+        for hi in range(2):
+            tile = z[li * m["row_stride"]:li * m["row_stride"] + 3, hi * m["col_stride"]:hi * m["col_stride"] + 3]
+            assert np.array_equal(~np.isnan(tile), ~mask)
+    close_up = attention_heatmap(pats[0, 0], "abc", "abc", mask=mask)
+    assert grey.name == "masked" and grey.colorscale == close_up.data[1].colorscale  # the same grey
+    assert len(attention_mosaic(pats, list("abc"), list("abc"), mask=np.ones((3, 3), bool)).data) == 1
