@@ -2,23 +2,44 @@
 
     check_budget(cfg, train_cfg, task)      # ValueError saying what to reduce, if it would not fit
     estimate_budget(cfg, train_cfg, task)   # Budget: parameters, memory, seconds per step and per run
+
+Memory comes from the closed form (config.train_memory_bytes). Time comes from a probe: a few real
+training steps and one evaluation of this very config on this machine, timed once and cached, since
+FLOPs alone mispredict small models by 2-10x (bench/README.md, "Estimates").
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import threading
+import time
 from dataclasses import dataclass
 
+import numpy as np
+import torch
+
 from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from .evaluation import snapshot
+from .model import build_model
 from .tasks import Task
 from .train_config import TrainConfig
+from .training import train_steps
 
-# Guard rails: a speed below what classroom-sized models reach on one thread, so the estimate errs
-# pessimistic (bench/README.md, "Budget"). Extra threads and evaluation steps are not counted.
 MAX_TRAIN_BYTES = 2 * 2**30
 MAX_RUN_SECONDS = 600.0
-FLOPS_PER_SECOND = 10e9
-STEP_OVERHEAD_S = 0.01
+PEAK_FLOPS = 200e9     # faster than any laptop core: a run over the limit even at this speed is not probed
+PROBE_STEPS = 5        # the first warms up, the middle three are timed, the last also evaluates
+_PROBE_LOCK = threading.Lock()  # one probe at a time: two at once would time each other
+
+
+@dataclass(frozen=True)
+class Probe:
+    """Measured on this machine: seconds per training step, per evaluation, per attention snapshot."""
+
+    step_s: float
+    eval_s: float
+    snapshot_s: float
 
 
 @dataclass(frozen=True)
@@ -26,22 +47,69 @@ class Budget:
     params: int
     state_bytes: float        # weights, gradients and Adam moments
     activation_bytes: float
-    step_s: float             # estimated seconds per training step
-    run_s: float              # step_s * steps
+    step_s: float             # seconds per training step (measured, or the optimistic bound)
+    run_s: float              # the whole run: steps, evaluations and snapshots
+    measured: bool = True     # False: too long to probe, run_s is a lower bound at PEAK_FLOPS
 
     @property
     def memory_bytes(self) -> float:
         return self.state_bytes + self.activation_bytes
 
 
+def _memory(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> dict:
+    return train_memory_bytes(cfg, train_cfg.batch_size, task.longest + 1)  # a target carries BOS or EOS
+
+
+def _optimistic_step_s(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> float:
+    seq_len = task.longest + 1
+    return flops_per_token(cfg, seq_len)["train"] * train_cfg.batch_size * seq_len / PEAK_FLOPS
+
+
+@functools.lru_cache(maxsize=128)
+def _probe(cfg: ModelConfig, task: Task, batch_size: int, threads: int, eval_examples: int) -> Probe:
+    # a tiny learning rate and no spike check: the same work as a real step, and no probe ever diverges
+    probe_cfg = TrainConfig(steps=PROBE_STEPS, batch_size=batch_size, threads=threads, lr=1e-9, warmup=0,
+                            spike_nats=0.0, eval_every=0, snapshot_every=0, eval_examples=eval_examples)
+    before = torch.get_num_threads()
+    with _PROBE_LOCK, torch.random.fork_rng():  # leave the caller's threads and random state as they were
+        try:
+            model = build_model(cfg, seed=0)
+            times = [rec.elapsed for rec in train_steps(model, task, probe_cfg)]
+            start = time.perf_counter()
+            snapshot(model, task)
+            snapshot_s = time.perf_counter() - start
+        finally:
+            torch.set_num_threads(before)
+    steps = [b - a for a, b in zip(times, times[1:])]  # the steps after the first
+    step_s = float(np.median(steps[:-1]))
+    return Probe(step_s, max(0.0, steps[-1] - step_s), snapshot_s)
+
+
+def probe(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Probe:
+    """This config's step, evaluation and snapshot times on this machine (cached per config)."""
+    return _probe(cfg, task, train_cfg.batch_size, train_cfg.threads, train_cfg.eval_examples)
+
+
+def _counts(train_cfg: TrainConfig) -> tuple[int, int]:
+    """Evaluations and attention snapshots a run makes (the last step always evaluates)."""
+    n, every = train_cfg.steps, train_cfg.eval_every
+    evals = (n // every + (n % every != 0)) if every else 1
+    return evals, (n // train_cfg.snapshot_every if train_cfg.snapshot_every else 0)
+
+
 def estimate_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Budget:
-    """Memory (config.train_memory_bytes) and time (FLOPs at FLOPS_PER_SECOND) of one run."""
-    seq_len = task.longest + 1  # a seq2seq target carries BOS or EOS
-    mem = train_memory_bytes(cfg, train_cfg.batch_size, seq_len)
-    flops = flops_per_token(cfg, seq_len)["train"] * train_cfg.batch_size * seq_len
-    step_s = STEP_OVERHEAD_S + flops / FLOPS_PER_SECOND
-    return Budget(param_count(cfg)["total"], mem["weights"] + mem["gradients"] + mem["optimizer"],
-                  mem["activations"], step_s, step_s * train_cfg.steps)
+    """Memory and time of one run; the time from `probe`, unless even PEAK_FLOPS would take too long."""
+    mem = _memory(cfg, train_cfg, task)
+    state = mem["weights"] + mem["gradients"] + mem["optimizer"]
+    params = param_count(cfg)["total"]
+    fastest = _optimistic_step_s(cfg, train_cfg, task)
+    if mem["weights"] + mem["gradients"] + mem["optimizer"] + mem["activations"] > MAX_TRAIN_BYTES \
+            or fastest * train_cfg.steps > MAX_RUN_SECONDS:
+        return Budget(params, state, mem["activations"], fastest, fastest * train_cfg.steps, measured=False)
+    p = probe(cfg, train_cfg, task)
+    evals, snapshots = _counts(train_cfg)
+    run_s = train_cfg.steps * p.step_s + evals * p.eval_s + snapshots * p.snapshot_s
+    return Budget(params, state, mem["activations"], p.step_s, run_s)
 
 
 def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:
@@ -60,13 +128,15 @@ def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:
         raise ValueError(f"{need}: most of it is activations; reduce batch_size={train_cfg.batch_size}, "
                          "d_model or the number of layers")
     if b.run_s > MAX_RUN_SECONDS:
-        fits = int((MAX_RUN_SECONDS - STEP_OVERHEAD_S) // b.step_s)
-        fewer = f"reduce steps to {fits} or fewer, or " if fits >= 1 else ""
-        raise ValueError(f"{train_cfg.steps} steps would take about {b.run_s / 60:.0f} min "
-                         f"({b.step_s:.2f} s per step at ~{FLOPS_PER_SECOND / 1e9:.0f} GFLOP/s), over the "
-                         f"{MAX_RUN_SECONDS / 60:.0f} min limit; {fewer}reduce batch_size, d_model, d_ff "
-                         "or the number of layers")
+        per_step = b.run_s / train_cfg.steps
+        fits = int(MAX_RUN_SECONDS // per_step)
+        fewer = f"reduce steps to {fits:,} or fewer, or " if fits >= 1 else ""
+        how = (f"measured here: {b.step_s * 1000:.0f} ms a step, evaluations included {per_step * 1000:.0f} ms"
+               if b.measured else "even at the fastest speed a laptop core reaches")
+        raise ValueError(f"{train_cfg.steps:,} steps would take {'about' if b.measured else 'at least'} "
+                         f"{b.run_s / 60:.0f} min ({how}), over the {MAX_RUN_SECONDS / 60:.0f} min limit; "
+                         f"{fewer}reduce batch_size, d_model, d_ff or the number of layers")
 
 
-__all__ = ["MAX_TRAIN_BYTES", "MAX_RUN_SECONDS", "FLOPS_PER_SECOND", "STEP_OVERHEAD_S", "Budget", "estimate_budget",
+__all__ = ["MAX_TRAIN_BYTES", "MAX_RUN_SECONDS", "PEAK_FLOPS", "Probe", "probe", "Budget", "estimate_budget",
            "check_budget"]

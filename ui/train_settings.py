@@ -93,8 +93,10 @@ def settings_widgets(columns: int = 4) -> tuple[TrainConfig | None, str | None]:
 def budget_text(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> tuple[str, str | None]:
     """(an estimate to show) and the reason the run is refused, if it is."""
     b = estimate_budget(cfg, train_cfg, task)
-    estimate = (f"Estimated: about {duration(b.run_s)} on one core · {human_bytes(b.memory_bytes)} of memory "
-                f"· {b.params:,} parameters")
+    took = (f"about {duration(b.run_s)} on {train_cfg.threads} core{'s' if train_cfg.threads > 1 else ''} "
+            f"(measured here: {b.step_s * 1000:.0f} ms a step, evaluations apart)" if b.measured else
+            f"at least {duration(b.run_s)}")
+    estimate = f"Estimated: {took} · {human_bytes(b.memory_bytes)} of memory · {b.params:,} parameters"
     try:
         check_budget(cfg, train_cfg, task)
     except ValueError as err:

@@ -4,6 +4,7 @@ Every job is closed and joined in the `make_job` fixture's teardown (a torch thr
 interpreter exit aborts the process); gates that hold a worker are opened first.
 """
 
+import functools
 import math
 import os
 import threading
@@ -249,8 +250,10 @@ def test_check_budget_refuses_what_a_laptop_cannot_train(task):
     with pytest.raises(ValueError, match="activations; reduce batch_size"):
         check_budget(tiny, quick(batch_size=2_000_000), task)
     slow = quick(steps=10**7)
-    fits = int((budget.MAX_RUN_SECONDS - budget.STEP_OVERHEAD_S) // estimate_budget(tiny, slow, task).step_s)
-    with pytest.raises(ValueError, match=f"reduce steps to {fits} or fewer"):
+    b = estimate_budget(tiny, slow, task)
+    fits = int(budget.MAX_RUN_SECONDS // (b.run_s / slow.steps))
+    assert b.measured and b.step_s == budget.probe(tiny, slow, task).step_s  # this machine's own step time
+    with pytest.raises(ValueError, match=f"reduce steps to {fits:,} or fewer"):
         check_budget(tiny, slow, task)
     with pytest.raises(ValueError, match="threads"):
         check_budget(tiny, quick(threads=(os.cpu_count() or 1) + 1), task)
@@ -264,3 +267,25 @@ def test_check_budget_accepts_the_classroom_presets_at_default_settings():
         check_budget(cfg, TrainConfig(), fast)
         b = estimate_budget(cfg, TrainConfig(), fast)
         assert b.memory_bytes < budget.MAX_TRAIN_BYTES and math.isfinite(b.run_s) and b.run_s > 0
+
+
+def test_the_estimate_comes_from_a_cached_probe_of_this_config(task, monkeypatch):
+    tiny = task.model_config(TINY)
+    calls = []
+    real = budget._probe.__wrapped__
+
+    def counted(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(budget, "_probe", functools.lru_cache(maxsize=8)(counted))
+    first = estimate_budget(tiny, quick(steps=100), task)
+    again = estimate_budget(tiny, quick(steps=1000, lr=0.01), task)  # steps and lr do not change a step's cost
+    assert len(calls) == 1 and first.step_s == again.step_s and first.measured
+    evals, snapshots = budget._counts(quick(steps=1000))
+    p = budget.probe(tiny, quick(), task)
+    assert again.run_s == pytest.approx(1000 * p.step_s + evals * p.eval_s + snapshots * p.snapshot_s)
+    estimate_budget(tiny, quick(batch_size=16), task)
+    assert len(calls) == 2  # another batch size is another probe
+    huge = REFERENCE_PRESETS["GPT-2 Medium"].config
+    assert not estimate_budget(huge, TrainConfig(batch_size=1), task).measured  # never probed: far over the limits
