@@ -16,11 +16,12 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
 from .experiments import cli as experiments_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
-from .runs import safe_name, save_run
+from .runs import open_for_resume, safe_name, save_run
 from .tasks import TASK_PRESETS, make_task
 from .train_config import SCHEDULES, TrainConfig
 from .training import StepMetrics, new_state, train_steps
@@ -181,7 +182,7 @@ def run_train(args: argparse.Namespace) -> int:
     state = new_state(model, task, train_cfg)
     interrupted = _train_until_interrupted(model, task, train_cfg, state)
     last = state.history[-1] if state.history else None
-    info = save_run(args.name or args.task, model, task.cfg, train_cfg, state.history,
+    info = save_run(args.name or args.task, model, task.cfg, train_cfg, state.history, state=state,
                     extra={"interrupted": interrupted, "stopped": last.stopped if last else None})
     print(f"run saved to {info.path}")
     print(_summary(state.history))
@@ -194,8 +195,44 @@ def run_train(args: argparse.Namespace) -> int:
     return 0
 
 
+# ---------------------------------------------------------------------------------------------
+# resume
+# ---------------------------------------------------------------------------------------------
+
+def add_resume_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("name", help="the saved run (see the app's Runs page, or the runs/ folder)")
+    p.add_argument("--more", metavar="N", help="train N more steps from where it stopped "
+                                                "(default: the rest of its planned steps)")
+
+
+def run_resume(args: argparse.Namespace) -> int:
+    try:
+        model, task, train_cfg, state, _ = open_for_resume(args.name)
+    except (ValueError, FileNotFoundError, CheckpointError) as e:
+        raise UsageError(str(e)) from None
+    if args.more is not None:
+        if not args.more.isdigit() or int(args.more) < 1:
+            raise UsageError(f"--more {args.more!r} must be a whole number of steps >= 1")
+        more = int(args.more)
+    else:
+        more = train_cfg.steps - state.step
+        if more < 1:
+            raise UsageError(f"run {args.name!r} already trained its {train_cfg.steps:,} steps; "
+                             "give --more N to train N more")
+    train_cfg = train_cfg.replace(steps=state.step + more)
+    print(f"resuming {args.name!r} at step {state.step:,}: {more:,} more steps", file=sys.stderr)
+    interrupted = _train_until_interrupted(model, task, train_cfg, state)
+    info = save_run(args.name, model, task.cfg, train_cfg, state.history, state=state,
+                    extra={"interrupted": interrupted, "resumed_from": args.name})
+    print(_summary(state.history))
+    print(f"saved as run '{info.name}'")
+    return 130 if interrupted else 0
+
+
 COMMANDS: dict[str, Command] = {
     "train": Command("train a model on a toy task and save the run", add_train_arguments, run_train),
+    "resume": Command("continue a saved run exactly where it stopped; it is saved as a new run", add_resume_arguments,
+                      run_resume),
     "pretrain": Command("rebuild the shipped models in pretrained/ from their recipes (deterministic, 1 thread)",
                         add_pretrain_arguments, run_pretrain),
     "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",

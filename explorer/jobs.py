@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from .evaluation import AttentionSnapshot
-from .runs import MAX_NAME, delete_run, safe_name, save_run
+from .runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
 from .slots import slot_pool
 from .tasks import Task
 from .train_config import TrainConfig
@@ -76,6 +76,20 @@ class TrainingJob:
         self._saved_len = 0  # len(history) at the last save
         self._step = self.state.step  # steps completed, as far as readers have been told
         self._window: deque[tuple[float, int]] = deque(maxlen=RATE_WINDOW + 1)
+
+    @classmethod
+    def from_run(cls, name: str, on_update: Callable[[TrainingJob], None] | None = None) -> TrainingJob:
+        """A job that continues saved run `name` exactly where it stopped (`resume` it). It saves as a
+        run of its own; the saved run stays as it is. ValueError (or FileNotFoundError) says why not."""
+        model, task, cfg, state, meta = open_for_resume(name)
+        job = cls(model, task, cfg, name=name, on_update=on_update)
+        job.state = state
+        job._history = list(state.history)
+        job._step = state.step
+        job._status = "finished" if state.step >= cfg.steps else "stopped"
+        job._message = f"continues run '{name}' from step {state.step:,}"
+        job._saved_len = len(state.history)  # on disk already, as the source run
+        return job
 
     def __repr__(self) -> str:
         return f"TrainingJob({self.name!r}, status={self.status!r}, step={self.state.step}/{self.train_cfg.steps})"
@@ -265,7 +279,7 @@ class TrainingJob:
         history, old = self.history(), self.run_name
         suffix = "" if old is None else f"-step{self.state.step}"
         info = save_run(self.name[:MAX_NAME - len(suffix)] + suffix, self.model, self.task.cfg, self.train_cfg,
-                        history, extra={"status": outcome})
+                        history, extra={"status": outcome}, state=self.state)
         with self._lock:
             self._run_name, self._saved_len = info.name, len(history)
         if old is not None and old != info.name:

@@ -22,7 +22,10 @@ from torch import nn
 
 from .checkpoints import load_checkpoint, read_meta, save_checkpoint
 from .inspect import blocks
-from .training import StepMetrics
+from .resume import load_state, save_state
+from .tasks import Task, TaskConfig, make_task
+from .train_config import TrainConfig
+from .training import StepMetrics, TrainState
 
 MAX_NAME = 64
 METRICS_FILE = "metrics.csv"
@@ -82,8 +85,9 @@ def _new_folder(name: str) -> Path:
 
 
 def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[StepMetrics],
-             extra: dict | None = None) -> RunInfo:
-    """Save weights, configs and per-step metrics under a unique, sanitised name."""
+             extra: dict | None = None, state=None) -> RunInfo:
+    """Save weights, configs and per-step metrics under a unique, sanitised name; with the run's
+    TrainState, also what resuming it needs (explorer.resume)."""
     path = _new_folder(safe_name(name))
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None
@@ -94,6 +98,8 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
             "created": datetime.now(UTC).isoformat(timespec="milliseconds")}
     try:
         pd.DataFrame([r.to_row(labels) for r in history]).to_csv(path / METRICS_FILE, index=False)
+        if state is not None:
+            save_state(path, state)
         save_checkpoint(path, model, meta)  # meta.json last: its presence marks a complete run
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)
@@ -135,6 +141,11 @@ def _path(name: str) -> Path:
     return path
 
 
+def run_folder(name: str) -> Path:
+    """The folder of run `name`; ValueError for a name that is not one, FileNotFoundError if absent."""
+    return _path(name)
+
+
 def load_run(name: str) -> tuple[nn.Module, dict, pd.DataFrame]:
     """(model in eval mode, meta, per-step metrics)."""
     path = _path(name)
@@ -147,8 +158,17 @@ def load_run(name: str) -> tuple[nn.Module, dict, pd.DataFrame]:
     return model, meta, frame
 
 
+def open_for_resume(name: str) -> tuple[nn.Module, Task, TrainConfig, TrainState, dict]:
+    """A saved run ready to continue: (model, task, its TrainConfig, its TrainState, meta)."""
+    model, meta, _ = load_run(name)
+    task = make_task(TaskConfig.from_dict(meta["task"]))
+    cfg = TrainConfig.from_dict(meta["train"])
+    return model, task, cfg, load_state(_path(name), model, task, cfg), meta
+
+
 def delete_run(name: str) -> None:
     shutil.rmtree(_path(name))
 
 
-__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "load_run", "delete_run"]
+__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "run_folder", "load_run", "open_for_resume",
+           "delete_run"]

@@ -1,0 +1,110 @@
+"""A saved run continues from disk exactly as if it had never stopped: same weights, same metrics."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from explorer import runs
+from explorer.config import ModelConfig
+from explorer.jobs import TrainingJob
+from explorer.model import build_model
+from explorer.resume import can_resume
+from explorer.tasks import TaskConfig, make_task
+from explorer.train_config import TrainConfig
+from explorer.training import new_state, train_steps
+
+ROOT = Path(__file__).resolve().parents[2]
+TASK = TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=300, n_val=20)
+# dropout and clipping on, warmup and cosine decay under way at the cut: everything that must carry over
+MODEL = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.1)
+TRAIN = TrainConfig(steps=14, batch_size=8, lr=3e-3, warmup=6, eval_every=4, eval_examples=8, grad_clip=0.5,
+                    snapshot_every=0, seed=3, batching="by-length")
+
+
+@pytest.fixture
+def task():
+    return make_task(TASK)
+
+
+def straight(task):
+    model = build_model(task.model_config(MODEL), seed=TRAIN.seed)
+    return model, list(train_steps(model, task, TRAIN))
+
+
+def interrupted(task, at: int, name: str = "cut") -> str:
+    """Train `at` steps, stop, save with the state to resume from."""
+    model = build_model(task.model_config(MODEL), seed=TRAIN.seed)
+    state = new_state(model, task, TRAIN)
+    steps = train_steps(model, task, TRAIN, state)
+    for _ in range(at):
+        next(steps)
+    steps.close()
+    return runs.save_run(name, model, task.cfg, TRAIN, state.history, state=state).name
+
+
+def same(a, b) -> bool:
+    return all(torch.equal(x, y) for x, y in zip(a.state_dict().values(), b.state_dict().values()))
+
+
+def numbers(records):
+    return [(r.step, r.loss, r.lr, r.grad_norm, r.grad_norms, r.val_loss, r.val_exact) for r in records]
+
+
+@pytest.mark.parametrize("at", [1, 5, 8])
+def test_a_run_resumed_from_disk_continues_bit_for_bit(task, at):
+    reference, history = straight(task)
+    name = interrupted(task, at)
+    assert can_resume(runs.run_folder(name))
+    model, task2, cfg, state, _ = runs.open_for_resume(name)
+    assert state.step == at and cfg == TRAIN
+    rest = list(train_steps(model, task2, cfg, state))
+    assert same(model, reference)
+    assert numbers(state.history) == numbers(history)  # the saved steps and the new ones
+    assert len(rest) == TRAIN.steps - at
+
+
+def test_a_job_from_disk_resumes_as_a_run_of_its_own_and_keeps_the_source(task):
+    reference, _ = straight(task)
+    name = interrupted(task, 6)
+    job = TrainingJob.from_run(name)
+    assert job.status == "stopped" and job.progress().step == 6 and len(job.history()) == 6
+    job.resume()
+    assert job.join(60) and job.status == "finished", job.message
+    assert same(job.model, reference)
+    assert job.run_name != name and name in {r.name for r in runs.list_runs()}  # the source stays
+    again = TrainingJob.from_run(job.run_name)
+    assert again.status == "finished" and again.progress().step == TRAIN.steps
+    again.resume(extra_steps=2)
+    assert again.join(60) and again.progress().step == TRAIN.steps + 2
+
+
+def test_a_run_saved_without_its_state_says_it_cannot_resume(task):
+    model = build_model(task.model_config(MODEL), seed=0)
+    name = runs.save_run("old", model, task.cfg, TRAIN, []).name
+    with pytest.raises(ValueError, match="without what resuming needs"):
+        TrainingJob.from_run(name)
+
+
+def cli(*args: str, runs_root: Path) -> subprocess.CompletedProcess:
+    env = {"EXPLORER_RUNS_DIR": str(runs_root), "PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}
+    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_the_cli_resumes_a_saved_run_and_refuses_bad_input_in_one_line(task):
+    name = interrupted(task, 4)
+    root = runs.runs_dir()
+    done = cli("resume", name, "--more", "3", runs_root=root)
+    assert done.returncode == 0, done.stderr
+    new = done.stdout.strip().splitlines()[-1]
+    assert new.startswith("saved as run ") and name in {r.name for r in runs.list_runs()}
+    saved = new.removeprefix("saved as run ").strip("'")
+    model, _, _, state, _ = runs.open_for_resume(saved)
+    assert state.step == 4 + 3  # three more steps from where it stopped
+    for args, words in ((("resume", "no-such-run"), "no run named"), (("resume", name, "--more", "0"), "--more")):
+        bad = cli(*args, runs_root=root)
+        assert bad.returncode == 2 and len(bad.stderr.strip().splitlines()) == 1, bad.stderr
+        assert words in bad.stderr and "Traceback" not in bad.stderr
