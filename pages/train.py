@@ -11,7 +11,18 @@ from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
-from ui import frame, links, model_config, models, slider_events, train_settings, train_view, training_job, widgets
+from ui import (
+    frame,
+    links,
+    model_config,
+    models,
+    saved_runs,
+    slider_events,
+    train_settings,
+    train_view,
+    training_job,
+    widgets,
+)
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -24,6 +35,7 @@ MAX_GRAD_STEPS = 200
 # The head picker's default. Not None: a selectbox whose value is None shows "Choose an option" each
 # time the server sends the value (Streamlit 1.67), which the live view's reruns made it do.
 BEST_HEAD = "best"
+SAVED_RUN = "train_saved_run"  # the saved run "Continue a saved run" resumes
 
 
 # ----------------------------------------------------------------------------------- controls
@@ -242,11 +254,28 @@ with st.container(border=True):
     st.markdown("**Training**")
     train_cfg, _ = train_settings.settings_widgets()
 
+def saved(job: TrainingJob | None, more: int) -> None:
+    """Continue a run saved on disk: after a reload, or one trained earlier, by anyone (as a copy)."""
+    names = saved_runs.resumable()
+    if not names:
+        return
+    active = job is not None and not job.ended
+    with st.expander("Continue a saved run", expanded=job is None):
+        row = st.container(horizontal=True, vertical_alignment="bottom")
+        row.selectbox("Saved run", names, key=SAVED_RUN, width=380,
+                      help="Runs saved on disk, newest first: a run stopped by a reload is here too.")
+        row.button("Resume saved run", key="train_resume_saved", icon=":material/resume:", disabled=active,
+                   on_click=training_job.on_resume_saved, args=(SAVED_RUN, more),
+                   help="Continue exactly where it stopped (a finished run: the steps above, more). It saves "
+                        "as a new run; the saved one stays as it is.")
+
+
 job = training_job.current_job()
 controls(cfg, task, train_cfg, job)
+saved(job, train_cfg.steps if train_cfg is not None else 0)
 if job is None:
-    st.info("No run yet in this session. Press **Train**: the default model learns to reverse digits in "
-            "about half a minute.", icon=":material/model_training:")
+    st.info("No run yet in this tab. Press **Train**: the default model learns to reverse digits in "
+            "about half a minute; or continue a saved run above.", icon=":material/model_training:")
 else:
     training_job.poll(job, live_numbers)
     training_job.poll(job, live_curves, training_job.CHART_POLL_S)

@@ -7,7 +7,13 @@ import zipfile
 from pathlib import Path
 
 from explorer import runs
+from explorer.resume import can_resume
 from ui.models import forget_run
+
+
+def resumable() -> list[str]:
+    """Saved runs that carry what resuming needs, newest first."""
+    return [info.name for info in runs.list_runs() if can_resume(info.path)]
 
 
 def delete_run(name: str) -> str | None:

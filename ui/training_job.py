@@ -15,6 +15,7 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.budget import check_budget
+from explorer.checkpoints import CheckpointError
 from explorer.config import ModelConfig
 from explorer.jobs import ENDED, TrainingJob
 from explorer.model import build_model
@@ -79,6 +80,32 @@ def on_train() -> None:
     train_cfg, train_err = train_config(settings_values())
     error = err or train_err
     st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg)
+
+
+def resume_saved(name: str, more: int) -> str | None:
+    """Continue saved run `name` as this session's job (from where it stopped; a finished run trains
+    `more` steps beyond its end). It saves as a run of its own. Returns why it was refused, or None."""
+    old = current_job()
+    if old is not None and not old.ended:
+        return "A run is already training in this session: stop it first."
+    _, waiting = pool_counts()
+    if waiting >= MAX_WAITING:
+        return f"The server is busy: {waiting} runs are waiting for a training slot. Try again in a minute."
+    try:
+        job = TrainingJob.from_run(name)
+        job.resume(extra_steps=more if job.status == "finished" else None)
+    except (ValueError, RuntimeError, OSError, CheckpointError) as err:
+        return f"Run {name!r} cannot resume: {err}"
+    st.session_state[JOB] = job
+    keep_with_tab(job)
+    return None
+
+
+def on_resume_saved(key: str, more: int) -> None:
+    """Button callback: resume the saved run picked in the select box under `key`."""
+    name = st.session_state.get(key)
+    if name:
+        st.session_state[TRAIN_ERROR] = resume_saved(name, more)
 
 
 def on_stop() -> None:

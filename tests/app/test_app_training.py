@@ -326,6 +326,27 @@ def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
     assert {t["name"] for t in chart(at, "grad_total_chart")["data"]} == {f"{pre} · grad_norm", f"{post} · grad_norm"}
 
 
+def test_a_run_stopped_by_a_reload_resumes_from_disk_in_a_new_tab(jobs):
+    first = open_train(400)
+    click(first, "train_start")
+    job = job_of(first)
+    poll_until(first, lambda: job.progress().step >= 5)
+    job.stop(wait=True)  # what closing the tab (a reload) does after its grace
+    poll_until(first, lambda: job.ended and job.run_name is not None)
+    stopped_at, name = job.state.step, job.run_name
+    again = open_train(50)  # the reloaded tab: a new session, no job of its own
+    assert any("No run yet in this tab" in i.value for i in again.info) and training_job.JOB not in again.session_state
+    assert again.selectbox(key="train_saved_run").value == name
+    click(again, "train_resume_saved")
+    resumed = job_of(again)
+    rows = lambda records: [r.to_row() for r in records[:stopped_at]]  # noqa: E731 (attention snapshots stay behind)
+    assert resumed is not job and rows(resumed.history()) == rows(job.history())
+    poll_until(again, lambda: resumed.progress().step >= stopped_at + 3)
+    resumed.stop(wait=True)
+    poll_until(again, lambda: resumed.ended and resumed.run_name is not None)
+    assert resumed.run_name != name and {name, resumed.run_name} <= {r.name for r in runs.list_runs()}
+
+
 # ------------------------------------------------------------------------------------------ Runs
 def test_runs_compare_highlights_config_differences_and_exports():
     pre, post = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post", steps=12)
