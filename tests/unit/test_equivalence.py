@@ -1,4 +1,4 @@
-"""explorer.equivalence: the live check against PyTorch's modules."""
+"""explorer.equivalence: the live check against PyTorch's modules and the initialisation study."""
 
 import itertools
 
@@ -8,12 +8,17 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.equivalence import (
+    DEFAULTS,
     TOL,
+    XAVIER,
     attention_check,
     block_check,
     from_torch,
+    init_study,
+    pytorch_defaults,
     torch_name,
 )
+from explorer.model import MultiHeadAttention, build_model
 
 
 def tiny(**kw) -> ModelConfig:
@@ -67,3 +72,40 @@ def test_a_config_without_counterpart_says_why():
     assert "SwiGLU" in block_check(swiglu).reason
     assert block_check(swiglu).reference == "nn.TransformerEncoderLayer"  # no call PyTorch would accept
     assert attention_check(swiglu).equal          # the attention is the same module as PyTorch's
+
+
+def test_init_study_is_deterministic_and_the_two_inits_differ():
+    cfg = tiny()
+    state = torch.random.get_rng_state()
+    a, b = init_study(cfg), init_study(cfg)
+    assert torch.equal(state, torch.random.get_rng_state())  # the caller's random stream is left alone
+    assert a.layers == ("enc 0", "enc 1", "dec 0", "dec 1")
+    for init in (XAVIER, DEFAULTS):
+        np.testing.assert_array_equal(a.grad[init], b.grad[init])
+        assert a.loss[init] == b.loss[init] and a.grad[init].shape == (4,) and (a.grad[init] > 0).all()
+    assert not np.allclose(a.grad[XAVIER], a.grad[DEFAULTS])
+    assert a.loss[XAVIER] != a.loss[DEFAULTS]
+    assert a.uniform_loss == pytest.approx(np.log(13))
+    assert a.embed_std[DEFAULTS] == pytest.approx(1.0, abs=0.15)   # nn.Embedding's N(0, 1)
+    assert a.embed_std[XAVIER] < 0.5
+    assert "ln 13" in a.summary() and set(a.table().columns) == {"measure", XAVIER, DEFAULTS}
+
+
+@pytest.mark.parametrize("cfg", [tiny(arch="encoder"), tiny(arch="encoder", src_vocab_size=0), tiny(arch="decoder")],
+                         ids=["classifier", "vectors", "lm"])
+def test_init_study_runs_for_every_architecture(cfg):
+    study = init_study(cfg)
+    assert all(np.isfinite(v).all() for v in study.grad.values())
+    assert study.embed_std == {} if cfg.src_vocab_size == 0 and cfg.arch == "encoder" else len(study.embed_std) == 2
+
+
+def test_pytorch_defaults_are_each_modules_own():
+    model = pytorch_defaults(build_model(tiny(tie_embeddings=True), seed=0))
+    attn = next(m for m in model.modules() if isinstance(m, MultiHeadAttention))
+    assert not attn.in_proj_bias.any() and not attn.out_proj.bias.any()
+    bound = 1 / 16 ** 0.5                              # nn.Linear: U(±1/√fan_in)
+    assert attn.out_proj.weight.abs().max() <= bound
+    assert model.output_proj.weight is model.decoder.embed.weight
+    tied = model.decoder.embed.weight.detach()
+    assert float(tied.std()) == pytest.approx(1.0, abs=0.15)  # the tie keeps the embedding's init
+    assert not model.decoder.embed.weight[0].any()     # padding row at zero
