@@ -45,7 +45,7 @@ def _one_thread() -> Iterator[None]:
         torch.set_num_threads(before)
 
 
-def _single_threaded(fn: Callable) -> Callable:
+def single_threaded(fn: Callable) -> Callable:
     @functools.wraps(fn)
     def run(*args, **kwargs):
         with _one_thread():
@@ -97,7 +97,7 @@ def _padded(ids, length: int) -> list[int]:
 
 
 # ---------------------------------------------------------------------------------- decoding
-@_single_threaded
+@single_threaded
 def greedy_output(model: nn.Module, task: Task, src) -> tuple[int, ...]:
     """The tokens a seq2seq model writes for src, up to and including EOS (if it emits one)."""
     out = greedy(_private(model), _src_tensor(task, src), max_len=task.max_tgt_len)[0].tolist()
@@ -128,7 +128,7 @@ def _until_eos(ids: list[int]) -> tuple[tuple[int, ...], bool]:
     return (tuple(ids[:ids.index(EOS)]), True) if EOS in ids else (tuple(i for i in ids if i != PAD), False)
 
 
-@_single_threaded
+@single_threaded
 def decode_both(model: nn.Module, task: Task, src, k: int = 4, length_penalty: float = 0.0) -> Decoded:
     x, model = _src_tensor(task, src), _private(model)
     g = greedy(model, x, max_len=task.max_tgt_len)                     # (1, <= max_tgt_len)
@@ -139,7 +139,7 @@ def decode_both(model: nn.Module, task: Task, src, k: int = 4, length_penalty: f
     return Decoded(g_ids, g_logp, g_done, b_ids, float(b_logp[0]), b_done, k)
 
 
-@_single_threaded
+@single_threaded
 def continue_text(model: nn.Module, ids, n_new: int, temperature: float = 0.0, seed: int = 0) -> tuple[int, ...]:
     """A decoder LM's next n_new tokens after ids: greedy at temperature 0, else sampled (seeded)."""
     gen = torch.Generator().manual_seed(seed)
@@ -194,7 +194,7 @@ def _fit(pattern: np.ndarray, q: int, k: int) -> np.ndarray:
     return out
 
 
-@_single_threaded
+@single_threaded
 def attention_for(model: nn.Module, task: Task, src, tgt_in=None, pad: bool = False) -> AttentionView:
     """Run src (and tgt_in for seq2seq) through a private copy of the model and record every
     attention pattern. With pad=True the sequences are padded with PAD to the task's longest, as
@@ -285,7 +285,7 @@ def masked_for_mosaic(patterns: np.ndarray, mask: np.ndarray) -> np.ndarray:
 
 
 # ----------------------------------------------------------------------------------- outputs
-@_single_threaded
+@single_threaded
 def output_distribution(model: nn.Module, task: Task, src, tgt_in=None) -> np.ndarray:
     """Softmax of the model's output: (T, V) for seq2seq (one row per decoder input position) and
     LM (one row per character: the next one), (1, n_classes) for a classifier."""

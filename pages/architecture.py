@@ -13,7 +13,9 @@ from explorer.config import (
     param_story,
     train_memory_bytes,
 )
+from explorer.equivalence import DEFAULTS, XAVIER, Check, InitStudy, attention_check, block_check, init_study
 from explorer.figures.architecture import architecture_diagram, param_breakdown
+from explorer.figures.gradients import grad_norm_profile
 from ui import frame, links, model_config, models, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -109,6 +111,70 @@ def show(cfg: ModelConfig) -> None:
                    "switch LayerNorm between Pre-LN and Post-LN to see where normalisation moves.")
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def checks(cfg_dict: dict) -> tuple[Check, Check]:
+    cfg = ModelConfig.from_dict(cfg_dict)
+    return attention_check(cfg), block_check(cfg)
+
+
+@st.cache_data(show_spinner=False, max_entries=64)
+def initialisation(cfg_dict: dict) -> InitStudy:
+    return init_study(ModelConfig.from_dict(cfg_dict))
+
+
+def check_view(check: Check, label: str) -> None:
+    st.markdown(f"**{label}**: our `{check.module}` against PyTorch's")
+    st.caption(f"`{check.reference}`")
+    if check.reason:
+        st.info(check.verdict(), icon=":material/block:")
+        return
+    (st.success if check.equal else st.error)(
+        check.verdict(), icon=":material/check_circle:" if check.equal else ":material/error:")
+    col = st.column_config
+    st.dataframe(check.sample(), hide_index=True, width="stretch", column_config={
+        "dim": col.NumberColumn(help="Dimension of the output at the first position of the first row"),
+        "ours": col.NumberColumn(format="%.6f"), "PyTorch": col.NumberColumn(format="%.6f"),
+        "|diff|": col.NumberColumn(format="%.1e")})
+    with st.expander(f"The {len(check.copied)} tensors copied, ours → PyTorch's"):
+        st.dataframe(pd.DataFrame([(a, b, " × ".join(map(str, shape))) for a, b, shape in check.copied],
+                                  columns=["ours", "PyTorch", "shape"]), hide_index=True, width="stretch")
+    st.caption(f"Before the copy, with PyTorch's own initial weights, the two differ by up to "
+               f"{check.before_copy:.2g}: the agreement comes from the weights, not from an empty test.")
+
+
+def torch_check(cfg: ModelConfig) -> None:
+    st.subheader("Checked against PyTorch")
+    st.markdown("The notebook checks its attention and its encoder block against PyTorch's own modules; here the "
+                "check runs for the config above. Our module is built and initialised as the model builds it, its "
+                "weights are copied into PyTorch's, and both run on the same seeded random input (batch 2, length "
+                "5) in eval mode, so dropout is off.")
+    cols = st.columns(2, gap="large")
+    for col, check, label in zip(cols, checks(cfg.to_dict()), ("Attention", "Block")):
+        with col:
+            check_view(check, label)
+
+
+def init_view(cfg: ModelConfig) -> None:
+    st.subheader("Initialisation")
+    st.markdown("The chapter starts every weight matrix from **Xavier uniform** (`nn.init.xavier_uniform_`, "
+                "U(±√(6 / (fan_in + fan_out)))), and so does this model. Without it each PyTorch module keeps "
+                "its own default: `nn.Linear` U(±1/√fan_in), `nn.Embedding` N(0, 1), `nn.MultiheadAttention` "
+                "Xavier on its input projection and zero biases. Below, the same model, seed and random batch "
+                "under both, one forward and backward pass.")
+    study = initialisation(cfg.to_dict())
+    left, right = st.columns([3, 2], gap="large")
+    with left:
+        widgets.chart(grad_norm_profile(study.grad, title="Gradient norm per block at initialisation",
+                                        labels=study.layers), key="init_grad_chart")
+    with right:
+        table = study.table()
+        st.table(table.style.format("{:.3g}", subset=[XAVIER, DEFAULTS]), hide_index=True)  # wraps, never scrolls
+        st.markdown(study.summary())
+        st.caption("Random tokens and random targets, eval mode. Gradient norms are ‖∂loss/∂θ‖ before any "
+                   f"clipping; token embeddings are then scaled by √d_model = {cfg.d_model ** 0.5:.3g}; the "
+                   "learned positional table, if any, keeps its Xavier start in both.")
+
+
 st.title("Architecture")
 st.markdown("Choose a task and the model's hyperparameters. These widgets *are* the current config: "
             "the sidebar's **Untrained** model and the Train page use them.")
@@ -136,3 +202,6 @@ reference_table(cfg)
 st.caption("Computed = the closed-form count for each config, embeddings included; the small gaps to the "
            "published numbers come from vocabulary size, tied embeddings and biases.")
 chapter_gaps()
+if cfg is not None:
+    torch_check(cfg)
+    init_view(cfg)

@@ -31,16 +31,21 @@ def grad_norm_heatmap(norms, layer_labels, steps=None, title="", log_range=None,
                   xaxis=dict(title="step"), yaxis=token_axis(layer_labels, "layer"))
 
 
-def grad_norm_profile(profiles, title="", layout=None) -> go.Figure:
-    """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y."""
+def grad_norm_profile(profiles, title="", layout=None, labels=None) -> go.Figure:
+    """Per-layer gradient norms of several variants ("Pre-LN", "Post-LN"), log y; `labels` names the
+    layers on the x axis ("enc 0", "dec 0", ...), else they are numbered from 0."""
     lines = []
     for i, (name, v) in enumerate(profiles.items()):
         y = as_list(v)
+        names = [str(t) for t in labels] if labels is not None else list(range(len(y)))
         lines.append(go.Scatter(
             x=list(range(len(y))), y=y, mode="lines+markers", name=name, line=dict(color=PALETTE[i % len(PALETTE)]),
-            hovertemplate=f"{name}<br>layer %{{x}}<br>‖grad‖ %{{y:.3g}}<extra></extra>"))
-    return figure(lines, title, 380, layout, xaxis=dict(title="layer (0 = first)", dtick=1),
-                  yaxis=dict(title="gradient norm", type="log"))
+            customdata=names, hovertemplate=f"{name}<br>layer %{{customdata}}<br>‖grad‖ %{{y:.3g}}<extra></extra>"))
+    xaxis = dict(title="layer (0 = first)", dtick=1)
+    if labels is not None:
+        xaxis = dict(title="layer, first to last", tickmode="array", tickvals=list(range(len(labels))),
+                     ticktext=[str(t) for t in labels])
+    return figure(lines, title, 380, layout, xaxis=xaxis, yaxis=dict(title="gradient norm", type="log"))
 
 
 __all__ = ["GRAD_SCALE", "grad_norm_heatmap", "grad_norm_profile"]

@@ -240,6 +240,12 @@ def test_grad_norm_profile_log_y_lines_markers():
     assert list(fig.data[1].x) == [0, 1, 2]
 
 
+def test_grad_norm_profile_names_the_layers_when_given():
+    fig = grad_norm_profile({"Xavier": [1.0, 2.0, 3.0]}, labels=["enc 0", "dec 0", "dec 1"])
+    assert list(fig.layout.xaxis.ticktext) == ["enc 0", "dec 0", "dec 1"]
+    assert list(fig.layout.xaxis.tickvals) == [0, 1, 2] and list(fig.data[0].customdata) == ["enc 0", "dec 0", "dec 1"]
+
+
 def test_param_breakdown_leaves_out_total():
     parts = param_count(ModelConfig())
     fig = param_breakdown(parts)
@@ -277,6 +283,7 @@ def _all_figures():
         training_curves(hist),
         grad_norm_heatmap(np.ones((2, 3)), ["a", "b"]),
         grad_norm_profile({"a": [1, 2]}),
+        grad_norm_profile({"a": [1, 2], "b": [2, 1]}, labels=["enc 0", "dec 0"]),
         param_breakdown({"a": 1, "b": 2, "total": 3}),
         output_heatmap(np.full((2, 3), 1 / 3), ["a", "b"], ["x", "y", "z"], top_k=2),
         entropy_chart([1.0, 2.0], ["a", "b"], max_entropy=1.1),

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from explorer.config import ModelConfig
+from explorer.equivalence import from_torch
 from explorer.inspect import capture
 from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model
 
@@ -19,12 +20,6 @@ def tiny(**kw) -> ModelConfig:
     base = dict(d_model=16, n_heads=4, n_encoder_layers=2, n_decoder_layers=2, d_ff=32,
                 src_vocab_size=13, tgt_vocab_size=13, max_len=24)
     return ModelConfig(**{**base, **kw})
-
-
-def ffn_keys(state: dict) -> dict:
-    """nn.Transformer*Layer keeps linear1/linear2 on the layer; ours sit in .ffn."""
-    return {("ffn." + k if k.startswith("linear") else k.replace("multihead_attn", "cross_attn")): v
-            for k, v in state.items()}
 
 
 def test_attention_equals_nn_multihead_attention():
@@ -46,7 +41,7 @@ def test_encoder_block_equals_transformer_encoder_layer(norm):
     torch.manual_seed(1)
     ref = nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm == "pre").eval()
     ours = EncoderBlock(tiny(norm=norm)).eval()
-    ours.load_state_dict(ffn_keys(ref.state_dict()))
+    ours.load_state_dict(from_torch(ref.state_dict()))
     x = torch.randn(2, 6, 16)
     assert (ours(x) - ref(x)).abs().max() < TOL
 
@@ -56,7 +51,7 @@ def test_decoder_block_equals_transformer_decoder_layer(norm):
     torch.manual_seed(2)
     ref = nn.TransformerDecoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=norm == "pre").eval()
     ours = DecoderBlock(tiny(norm=norm)).eval()
-    ours.load_state_dict(ffn_keys(ref.state_dict()))
+    ours.load_state_dict(from_torch(ref.state_dict()))
     x, mem = torch.randn(2, 6, 16), torch.randn(2, 4, 16)
     causal = nn.Transformer.generate_square_subsequent_mask(6)
     assert (ours(x, mem) - ref(x, mem, tgt_mask=causal, tgt_is_causal=True)).abs().max() < TOL
