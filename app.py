@@ -27,7 +27,7 @@ if "ui.sidebar" not in sys.modules:
         st.title("Transformer Explorer")
         st.caption(f"Opening {page.title}: PyTorch is starting for the first visit since the server started, "
                    "a few seconds…")
-from ui import experiment_job, sidebar, state, training_job  # noqa: E402 (after the note, which needs none of it)
+from ui import experiment_job, owner, sidebar, state, training_job  # noqa: E402 (after the note, which needs none of it)
 
 if loading is not None:
     loading.empty()
@@ -37,5 +37,6 @@ with st.sidebar:
     training_job.job_status(page)  # this session's training run, on every page
     experiment_job.sidebar_status(page)  # and its experiment, while one runs
     sidebar.model_picker()
+    owner.remember()  # this browser's owner token, in a cookie: only it may delete the runs it trains
 with app_frame():
     page.run()

@@ -9,21 +9,23 @@ when the job ends the fragment reruns the whole app, which draws it again withou
 
 from __future__ import annotations
 
+import contextlib
 import copy
 from collections.abc import Callable
 
 import streamlit as st
 
+from explorer import runs
 from explorer.config import ModelConfig
 from explorer.jobs import ENDED, TrainingJob, check_budget, pool_counts
 from explorer.model import build_model
-from explorer.runs import safe_name
 from explorer.tasks import Task
 from explorer.training import TrainConfig
 from ui.frame import live_fragment
 from ui.links import state_value
 from ui.model_config import TASK, current_config, current_task
 from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
+from ui.owner import owner_id
 from ui.session_jobs import keep_with_tab, take_back
 from ui.train_settings import duration, settings_values, train_config
 
@@ -44,8 +46,31 @@ def current_job() -> TrainingJob | None:
 
 
 def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
-    """Names that tell runs apart in the lists: task, norm, width, seed (runs add -2, -3 if taken)."""
-    return safe_name(f"{preset or 'run'}-{cfg.norm}LN-d{cfg.d_model}-seed{train_cfg.seed}")
+    """The default name, telling runs apart in the lists: task, norm, width, seed (a name used before
+    gets -2, -3, ...)."""
+    return runs.safe_name(f"{preset or 'run'}-{cfg.norm}LN-d{cfg.d_model}-seed{train_cfg.seed}")
+
+
+def _claim(name: str | None, owner: str) -> None:
+    """Record this visitor as the owner of the job's saved run `name` (explorer.jobs saves runs without
+    an owner). Best effort: a run that stays unowned is read-only, never lost."""
+    if name is not None:
+        with contextlib.suppress(OSError, ValueError):
+            runs.claim_run(name, owner)
+
+
+def _claimer(owner: str) -> Callable[[TrainingJob], None]:
+    """The job's on_update, called by its worker after each step and once it has saved: claims each run
+    the job saves, even after the tab has closed (no Streamlit call: it runs in the worker)."""
+    claimed: set[str] = set()
+
+    def claim(job: TrainingJob) -> None:
+        name = job.run_name
+        if name is not None and name not in claimed:
+            claimed.add(name)
+            _claim(name, owner)
+
+    return claim
 
 
 def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> str | None:
@@ -60,7 +85,8 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> 
     try:
         check_budget(cfg, train_cfg, task)
         model = build_model(cfg, seed=train_cfg.seed)
-        job = TrainingJob(model, task, train_cfg, name=run_name(preset, cfg, train_cfg))
+        job = TrainingJob(model, task, train_cfg, name=run_name(preset, cfg, train_cfg),
+                          on_update=_claimer(owner_id()))
     except ValueError as err:
         return str(err)
     st.session_state[JOB] = job
@@ -119,6 +145,7 @@ def finalize(job: TrainingJob) -> None:
     done = st.session_state.get(_JOB_DONE)
     if done is not None and done[0] is job and done[1] == name:
         return
+    _claim(job.run_name, owner_id())  # the worker claims it too: whichever comes first
     add_session_run(name, copy.deepcopy(job.model).eval(), job.model.cfg, job.task, job.history_frame())
     if done is not None and done[0] is job:  # a resumed run was saved again under a new name
         st.session_state.get(SESSION_RUNS, {}).pop(done[1], None)

@@ -25,9 +25,10 @@ from explorer.recipes import recommended
 from explorer.tasks import make_task
 from explorer.training import TrainConfig, train_steps
 from tests.app.test_app import array, assert_ok, figures, open_app
-from ui import model_config, models, saved_runs, session_jobs, state, train_settings, train_view, training_job
+from ui import model_config, models, owner, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
+ME = "a-visitors-own-token-0123456789"  # this AppTest's cookie, as a browser would send it
 TINY = {"cfg_d_model": 16, "cfg_n_heads": 2, "cfg_d_ff": 32, "cfg_n_encoder_layers": 1, "cfg_n_decoder_layers": 1,
         train_settings.TRAIN_BATCH: 16, train_settings.TRAIN_WARMUP: 5}
 
@@ -294,12 +295,13 @@ def test_gradients_at_initialisation_shows_both_variants():
     assert np.allclose(array(fig["data"][1]["y"]), depth_profile("post", n_layers=4, d_model=64, seed=0).input_grad)
 
 
-def saved_run(name: str, norm: str, steps: int = 8) -> str:
+def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None) -> str:
     task = make_task("copy")
     cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
                                         norm=norm))
     model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
-    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg))).name
+    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg)),
+                         owner=owner.id_of(owner_token) if owner_token else None).name
 
 
 def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
@@ -330,8 +332,9 @@ def test_runs_compare_highlights_config_differences_and_exports():
 
 
 def test_deleting_a_run_asks_first():
-    keep, gone = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
-    at = open_app(RUNS)
+    keep, gone = saved_run("copy-preLN-d16-seed0", "pre", owner_token=ME), saved_run("copy-postLN-d16-seed0", "post",
+                                                                                    owner_token=ME)
+    at = open_app(RUNS, state={owner.TOKEN: ME})
     at.selectbox(key=state.RUNS_EXPORT).set_value(at.selectbox(key=state.RUNS_EXPORT).options[0]).run()
     at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
     at.run()

@@ -1,0 +1,55 @@
+"""Runs belong to the visitor who trained them, under AppTest: each AppTest is a visitor of its own (a
+browser's cookie is `owner.TOKEN` here). Others open, compare and download a run but cannot delete it."""
+
+from explorer import runs
+from tests.app.test_app import assert_ok, open_app
+from tests.app.test_app_training import ME, RUNS, click, job_of, jobs, open_train, poll_until, saved_run  # noqa: F401
+from ui import owner, state
+
+THEM = "another-visitors-token-987654321"
+
+
+def pick_for_export(at, name: str):
+    at.selectbox(key=state.RUNS_EXPORT).set_value(name).run()
+    assert_ok(at)
+    return at
+
+
+# ------------------------------------------------------------------------------------------ Runs
+def test_another_visitors_run_cannot_be_deleted_only_opened_and_downloaded():
+    mine = saved_run("mine", "pre", owner_token=ME)
+    theirs = saved_run("theirs", "post", owner_token=THEM)
+    cli = saved_run("from-the-cli", "pre")
+    at = open_app(RUNS, state={owner.TOKEN: ME})
+    table = at.dataframe[0].value.set_index("Run")
+    assert dict(table["Owner"]) == {mine: "yours", theirs: "another visitor's", cli: "no owner"}
+    at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1, 2], "columns": [], "cells": []}}
+    at.run()
+    for name, why in ((theirs, "only they can delete it"), (cli, "read-only here")):
+        pick_for_export(at, name)
+        assert at.button(key="runs_delete").disabled
+        assert any(why in c.value for c in at.caption)
+        assert at.get("download_button")  # the checkpoint and its metrics stay downloadable
+    pick_for_export(at, mine)
+    assert not at.button(key="runs_delete").disabled
+
+    # a delete asked for anyway (a stale confirmation, a crafted rerun) is refused by explorer.runs
+    at.session_state[state.RUNS_DELETE] = theirs
+    at.run()
+    click(at, "runs_delete_yes")
+    assert any("belongs to another visitor" in e.value for e in at.error)
+    assert (runs.runs_dir() / theirs).is_dir() and (runs.runs_dir() / cli).is_dir()
+
+
+def test_a_run_trained_in_the_app_is_its_visitors(jobs):  # noqa: F811
+    at = open_train(10)
+    job = job_of(click(at, "train_start"))
+    poll_until(at, lambda: job.ended)
+    assert runs.load_run(job.run_name)[1]["owner"] == owner.id_of(at.session_state[owner.TOKEN])
+    at.switch_page(RUNS).run()
+    assert_ok(at)
+    assert at.dataframe[0].value.set_index("Run").loc[job.run_name, "Owner"] == "yours"
+    assert not at.button(key="runs_delete").disabled
+    visitor = open_app(RUNS)  # another browser: another token
+    assert visitor.dataframe[0].value.set_index("Run").loc[job.run_name, "Owner"] == "another visitor's"
+    assert visitor.button(key="runs_delete").disabled
