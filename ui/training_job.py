@@ -27,7 +27,7 @@ from ui.model_config import TASK, current_config, current_task
 from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
 from ui.owner import owner_id
 from ui.session_jobs import keep_with_tab, take_back
-from ui.train_settings import duration, settings_values, train_config
+from ui.train_settings import TRAIN_NAME, check_run_name, duration, settings_values, train_config
 
 JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
 _JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
@@ -73,8 +73,8 @@ def _claimer(owner: str) -> Callable[[TrainingJob], None]:
     return claim
 
 
-def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> str | None:
-    """Start a new run for this session; returns why it was refused, or None."""
+def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, name: str | None = None) -> str | None:
+    """Start a new run for this session, named `name` (else `run_name`); returns why it was refused, or None."""
     old = current_job()
     if old is not None and not old.ended:
         return "A run is already training in this session: stop it first."
@@ -85,7 +85,7 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> 
     try:
         check_budget(cfg, train_cfg, task)
         model = build_model(cfg, seed=train_cfg.seed)
-        job = TrainingJob(model, task, train_cfg, name=run_name(preset, cfg, train_cfg),
+        job = TrainingJob(model, task, train_cfg, name=name or run_name(preset, cfg, train_cfg),
                           on_update=_claimer(owner_id()))
     except ValueError as err:
         return str(err)
@@ -101,8 +101,9 @@ def on_train() -> None:
     task = current_task()
     cfg, err = current_config(task=task)
     train_cfg, train_err = train_config(settings_values())
-    error = err or train_err
-    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg)
+    name, name_err = check_run_name(state_value(TRAIN_NAME, ""))
+    error = err or train_err or name_err
+    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg, name)
 
 
 def on_stop() -> None:

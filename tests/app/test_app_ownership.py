@@ -1,10 +1,11 @@
 """Runs belong to the visitor who trained them, under AppTest: each AppTest is a visitor of its own (a
-browser's cookie is `owner.TOKEN` here). Others open, compare and download a run but cannot delete it."""
+browser's cookie is `owner.TOKEN` here). Others open, compare and download a run but cannot delete it; a
+run can be named when it starts, and a name is never given twice."""
 
 from explorer import runs
 from tests.app.test_app import assert_ok, open_app
 from tests.app.test_app_training import ME, RUNS, click, job_of, jobs, open_train, poll_until, saved_run  # noqa: F401
-from ui import owner, state
+from ui import owner, state, train_settings
 
 THEM = "another-visitors-token-987654321"
 
@@ -41,15 +42,30 @@ def test_another_visitors_run_cannot_be_deleted_only_opened_and_downloaded():
     assert (runs.runs_dir() / theirs).is_dir() and (runs.runs_dir() / cli).is_dir()
 
 
-def test_a_run_trained_in_the_app_is_its_visitors(jobs):  # noqa: F811
-    at = open_train(10)
+def test_a_run_trained_in_the_app_is_its_visitors_and_takes_the_name_given(jobs):  # noqa: F811
+    at = open_train(10, **{train_settings.TRAIN_NAME: "my first run"})
+    assert any("cannot be used" in e.value and "For example: `my-first-run`" in e.value for e in at.error)
+    assert at.button(key="train_start").disabled
+    at.text_input(key=train_settings.TRAIN_NAME).input("my-first-run").run()
+    assert_ok(at)
     job = job_of(click(at, "train_start"))
     poll_until(at, lambda: job.ended)
-    assert runs.load_run(job.run_name)[1]["owner"] == owner.id_of(at.session_state[owner.TOKEN])
+    me = owner.id_of(at.session_state[owner.TOKEN])
+    assert job.run_name == "my-first-run"
+    assert runs.load_run("my-first-run")[1]["owner"] == me
     at.switch_page(RUNS).run()
     assert_ok(at)
-    assert at.dataframe[0].value.set_index("Run").loc[job.run_name, "Owner"] == "yours"
+    assert at.dataframe[0].value.set_index("Run").loc["my-first-run", "Owner"] == "yours"
     assert not at.button(key="runs_delete").disabled
+
     visitor = open_app(RUNS)  # another browser: another token
-    assert visitor.dataframe[0].value.set_index("Run").loc[job.run_name, "Owner"] == "another visitor's"
+    assert visitor.dataframe[0].value.set_index("Run").loc["my-first-run", "Owner"] == "another visitor's"
     assert visitor.button(key="runs_delete").disabled
+
+    click(at, "runs_delete")
+    click(at, "runs_delete_yes")
+    assert not (runs.runs_dir() / "my-first-run").exists()
+    at.switch_page("pages/train.py").run()
+    job = job_of(click(at, "train_start"))  # the same name again: the deleted run's name is not reissued
+    poll_until(at, lambda: job.ended)
+    assert job.run_name == "my-first-run-2"
