@@ -1,11 +1,12 @@
 """Runs belong to the visitor who trained them, under AppTest: each AppTest is a visitor of its own (a
 browser's cookie is `owner.TOKEN` here). Others open, compare and download a run but cannot delete it; a
-run can be named when it starts, and a name is never given twice."""
+run can be named when it starts; a name is never given twice; a tab viewing a run deleted by its owner
+keeps what it had loaded, and a link to a deleted run says so instead of showing another."""
 
 from explorer import runs
 from tests.app.test_app import assert_ok, open_app
 from tests.app.test_app_training import ME, RUNS, click, job_of, jobs, open_train, poll_until, saved_run  # noqa: F401
-from ui import owner, state, train_settings
+from ui import models, owner, state, train_settings
 
 THEM = "another-visitors-token-987654321"
 
@@ -69,3 +70,31 @@ def test_a_run_trained_in_the_app_is_its_visitors_and_takes_the_name_given(jobs)
     job = job_of(click(at, "train_start"))  # the same name again: the deleted run's name is not reissued
     poll_until(at, lambda: job.ended)
     assert job.run_name == "my-first-run-2"
+
+
+# --------------------------------------------------------------------------------- the sidebar
+def test_a_tab_viewing_a_run_its_owner_deletes_keeps_its_copy():
+    name = saved_run("shared", "pre", owner_token=ME)
+    link = {models.SOURCE: "Trained run", models.RUN: name}
+    viewer = open_app(query=link)
+    assert viewer.sidebar.selectbox(key=models.RUN).value == name
+    seen = viewer.session_state[models.SELECTED]
+    saved_run("newer", "post", owner_token=ME)
+    runs.delete_run(name, owner=owner.id_of(ME))
+    viewer.run()
+    assert_ok(viewer)
+    assert viewer.sidebar.selectbox(key=models.RUN).value == name  # not switched to "newer"
+    assert viewer.session_state[models.SELECTED] is seen
+    assert any("deleted from the server since this tab opened it" in c.value for c in viewer.sidebar.caption)
+
+
+def test_a_link_to_a_deleted_run_says_so_and_its_name_is_never_reissued():
+    name = saved_run("linked", "pre", owner_token=ME)
+    runs.delete_run(name, owner=owner.id_of(ME))
+    assert saved_run("linked", "pre", owner_token=ME) == "linked-2"
+    at = open_app(query={models.SOURCE: "Trained run", models.RUN: name})
+    assert at.sidebar.selectbox(key=models.RUN).value == name
+    assert any("Run **linked** was deleted" in w.value for w in at.sidebar.warning)
+    assert at.session_state[models.SELECTED].source == "untrained"  # not linked-2, not "the newest"
+    stranger = open_app(query={models.SOURCE: "Trained run", models.RUN: "never-here"})
+    assert any("is not on this server" in w.value for w in stranger.sidebar.warning)
