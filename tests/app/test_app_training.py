@@ -164,6 +164,8 @@ def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
     # the second save replaced the first in the sidebar's list
     session_runs = at.session_state[models.SESSION_RUNS]
     assert job.run_name in session_runs and first_name not in session_runs
+    # ...and on disk, where the second save is this visitor's too
+    assert [(r.name, r.owner) for r in runs.list_runs()] == [(job.run_name, owner.id_of(at.session_state[owner.TOKEN]))]
 
 
 def test_switching_pages_keeps_training_and_the_sidebar_shows_it(jobs):
