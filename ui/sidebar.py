@@ -61,14 +61,10 @@ def _run(runs: list[str], wanted: str | None) -> SelectedModel:
     # Set by code on every run, so Streamlit writes it into the URL whenever the URL lacks it (Streamlit
     # writes a bound widget's value only after a click on it, or after code sets it); a link's name wins.
     st.session_state[RUN] = st.session_state.get(RUN) or options[0]
-    name = st.selectbox("Run", options, index=None, key=RUN, bind="query-params", placeholder="Pick a run")
-    if name is None:
-        st.caption("Pick a run above: until then, pages show an untrained model.")
-        return _untrained()
+    name = st.selectbox("Run", options, index=None, key=RUN, bind="query-params")  # cleared: back to the first
     if name not in runs:
-        why = ("was deleted. A deleted run's name is never given to another run, so this link cannot show "
-               "a different one" if name_was_used(name) else "is not on this server")
-        st.warning(f"Run **{name}** {why}. Pick another run above; until then, pages show an untrained model.",
+        why = "was deleted; no other run will take its name" if name_was_used(name) else "is not on this server"
+        st.warning(f"Run **{name}** {why}. Pick another run; until then, pages show an untrained model.",
                    icon=":material/link_off:")
         return _untrained()
     if deleted_since_loaded(name):
