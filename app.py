@@ -27,7 +27,7 @@ if "ui.sidebar" not in sys.modules:
         st.title("Transformer Explorer")
         st.caption(f"Opening {page.title}: PyTorch is starting for the first visit since the server started, "
                    "a few seconds…")
-from ui import experiment_job, links, sidebar, state, training_job  # noqa: E402 (after the note above)
+from ui import experiment_job, links, owner, sidebar, state, training_job  # noqa: E402 (after the note above)
 
 if loading is not None:
     loading.empty()
@@ -38,5 +38,6 @@ with st.sidebar:
     training_job.job_status(page)  # this session's training run, on every page
     experiment_job.sidebar_status(page)  # and its experiment, while one runs
     sidebar.model_picker()
+    owner.remember()  # this browser's owner token, in a cookie: only it may delete the runs it trains
 with app_frame():
     page.run()

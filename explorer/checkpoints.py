@@ -67,6 +67,14 @@ def save_checkpoint(directory, model: nn.Module, meta: dict) -> Path:
     return directory
 
 
+def write_meta(directory, meta: dict) -> None:
+    """Replace a checkpoint folder's meta.json as a whole (bookkeeping such as a run's owner; the
+    weights and the model config are untouched): readers see the old file or the new one."""
+    path = Path(directory) / META_FILE
+    text = json.dumps(meta, indent=2, allow_nan=True, default=_jsonable)
+    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+
+
 def _jsonable(value):
     if hasattr(value, "to_dict"):
         return value.to_dict()
@@ -244,6 +252,6 @@ def pretrained_history(name: str) -> pd.DataFrame | None:
         raise CheckpointError(f"the training history of {name!r} cannot be read: {err}") from err
 
 
-__all__ = ["FORMAT_VERSION", "CheckpointError", "save_checkpoint", "load_checkpoint", "read_meta",
+__all__ = ["FORMAT_VERSION", "CheckpointError", "save_checkpoint", "write_meta", "load_checkpoint", "read_meta",
            "MAX_UPLOAD_BYTES", "load_uploaded", "PRETRAINED_DIR", "pretrained_manifest", "load_pretrained",
            "HISTORY_FILE", "pretrained_history"]

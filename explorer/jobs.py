@@ -60,8 +60,8 @@ class TrainingJob:
     make no Streamlit calls in it. Use the model for inference only while the job is not running."""
 
     def __init__(self, model: nn.Module, task: Task, train_cfg: TrainConfig, name: str | None = None,
-                 on_update: Callable[[TrainingJob], None] | None = None) -> None:
-        self.model, self.task, self.on_update = model, task, on_update
+                 on_update: Callable[[TrainingJob], None] | None = None, owner: str | None = None) -> None:
+        self.model, self.task, self.on_update, self.owner = model, task, on_update, owner  # owner: of its runs
         self.name = safe_name(name or f"{task.name}-d{model.cfg.d_model}-seed{train_cfg.seed}")
         self.state = new_state(model, task, train_cfg)  # ValueError now if model and task disagree
         self._cfg = train_cfg
@@ -78,11 +78,12 @@ class TrainingJob:
         self._window: deque[tuple[float, int]] = deque(maxlen=RATE_WINDOW + 1)
 
     @classmethod
-    def from_run(cls, name: str, on_update: Callable[[TrainingJob], None] | None = None) -> TrainingJob:
+    def from_run(cls, name: str, on_update: Callable[[TrainingJob], None] | None = None,
+                 owner: str | None = None) -> TrainingJob:
         """A job that continues saved run `name` exactly where it stopped (`resume` it). It saves as a
-        run of its own; the saved run stays as it is. ValueError (or FileNotFoundError) says why not."""
+        run of its own, `owner`'s; the saved run stays as it is. ValueError (or FileNotFoundError) says why not."""
         model, task, cfg, state, meta = open_for_resume(name)
-        job = cls(model, task, cfg, name=name, on_update=on_update)
+        job = cls(model, task, cfg, name=name, on_update=on_update, owner=owner)
         job.state = state
         job._history = list(state.history)
         job._step = state.step
@@ -279,7 +280,7 @@ class TrainingJob:
         history, old = self.history(), self.run_name
         suffix = "" if old is None else f"-step{self.state.step}"
         info = save_run(self.name[:MAX_NAME - len(suffix)] + suffix, self.model, self.task.cfg, self.train_cfg,
-                        history, extra={"status": outcome}, state=self.state)
+                        history, extra={"status": outcome}, owner=self.owner, state=self.state)
         with self._lock:
             self._run_name, self._saved_len = info.name, len(history)
         if old is not None and old != info.name:

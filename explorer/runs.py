@@ -3,8 +3,16 @@
     <runs_dir>/<name>/model.safetensors   weights            (explorer.checkpoints)
     <runs_dir>/<name>/meta.json           task, model, train configs, final metrics
     <runs_dir>/<name>/metrics.csv         one row per step
+    <runs_dir>/.names                     every name ever given to a run, one a line
 
-Names are sanitised to [A-Za-z0-9._-] so a name can never leave the runs folder.
+Names are sanitised to [A-Za-z0-9._-] so a name can never leave the runs folder, and never given
+twice: a link that names a deleted run finds nothing rather than another run.
+
+A run records its owner in meta.json: an opaque id (the app's is a hash of a token kept in the
+visitor's browser). Passing `owner=` to `delete_run` or `claim_run` acts for that owner and refuses
+another's run; a run without an owner (saved by the CLI, or before runs had owners) is nobody's, so
+an owner cannot change it; calls without `owner=` (the CLI, a notebook, the jobs' own bookkeeping)
+act for whoever can write the folder.
 """
 
 from __future__ import annotations
@@ -20,7 +28,8 @@ from pathlib import Path
 import pandas as pd
 from torch import nn
 
-from .checkpoints import load_checkpoint, read_meta, save_checkpoint
+from . import checkpoints
+from .checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
 from .inspect import blocks
 from .resume import load_state, save_state
 from .tasks import Task, TaskConfig, make_task
@@ -29,6 +38,7 @@ from .training import StepMetrics, TrainState
 
 MAX_NAME = 64
 METRICS_FILE = "metrics.csv"
+NAMES_FILE = ".names"   # hidden: run names never start with a dot
 
 
 def runs_dir() -> Path:
@@ -57,6 +67,7 @@ class RunInfo:
     steps: int        # steps completed
     duration: float   # seconds of training
     created: str      # ISO time
+    owner: str | None = None  # who may delete it (None: nobody's, see the module's docstring)
 
 
 def _final(history: list[StepMetrics], labels: tuple[str, ...]) -> dict:
@@ -70,28 +81,58 @@ def _final(history: list[StepMetrics], labels: tuple[str, ...]) -> dict:
     return row
 
 
+def _used_names() -> set[str]:
+    try:
+        return set((runs_dir() / NAMES_FILE).read_text(encoding="utf-8").split())
+    except FileNotFoundError:
+        return set()
+
+
+def _record_name(name: str) -> None:
+    """Add name to the names ever used (one short appended line: atomic between processes)."""
+    with open(runs_dir() / NAMES_FILE, "a", encoding="utf-8") as f:
+        f.write(name + "\n")
+
+
+def name_was_used(name: str) -> bool:
+    """Whether a run was ever saved under this name in this runs folder (deleted or not)."""
+    try:
+        _path(name)
+        return True
+    except FileNotFoundError:
+        return name in _used_names()
+    except ValueError:  # not a run name at all
+        return False
+
+
 def _new_folder(name: str) -> Path:
-    """A fresh folder: name, or name-2, name-3, ... if taken (mkdir is the atomic test)."""
-    root = runs_dir()
+    """A fresh folder under a name never used before: name, else name-2, name-3, ... (mkdir is the
+    atomic test between two savers; the names file keeps a deleted run's name from coming back)."""
+    root, used = runs_dir(), _used_names()
     for i in range(1, 10_000):
         suffix = "" if i == 1 else f"-{i}"
         path = root / (name[:MAX_NAME - len(suffix)] + suffix)
+        if path.name in used:
+            continue
         try:
             path.mkdir()
-            return path
         except FileExistsError:
             continue
+        _record_name(path.name)
+        return path
     raise ValueError(f"too many runs named {name!r}; pick another name")
 
 
 def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[StepMetrics],
-             extra: dict | None = None, state=None) -> RunInfo:
-    """Save weights, configs and per-step metrics under a unique, sanitised name; with the run's
-    TrainState, also what resuming it needs (explorer.resume)."""
+             extra: dict | None = None, owner: str | None = None, state=None) -> RunInfo:
+    """Save weights, configs and per-step metrics under a sanitised name never used before
+    (name, else name-2, name-3, ...), owned by `owner` (None: nobody's); with the run's TrainState,
+    also what resuming it needs (explorer.resume)."""
     path = _new_folder(safe_name(name))
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None
-    meta = {**(extra or {}), "name": path.name, "task": task_cfg.to_dict(), "train": train_cfg.to_dict(),
+    meta = {**(extra or {}), **({"owner": owner} if owner else {}),
+            "name": path.name, "task": task_cfg.to_dict(), "train": train_cfg.to_dict(),
             "final": _final(history, labels),
             "steps": (last.step - (last.stopped is not None)) if last else 0,
             "duration": last.elapsed if last else 0.0,
@@ -113,7 +154,11 @@ def _info(path: Path) -> RunInfo:
     return RunInfo(name=path.name, path=path, task=dict(meta["task"]), model=dict(meta["model"]),
                    train=dict(meta["train"]), final=dict(meta.get("final") or {}),
                    steps=int(meta.get("steps", 0)), duration=duration if math.isfinite(duration) else 0.0,
-                   created=str(meta.get("created", "")))
+                   created=str(meta.get("created", "")), owner=_owner(meta))
+
+
+def _owner(meta: dict) -> str | None:
+    return str(meta["owner"]) if meta.get("owner") else None
 
 
 def list_runs() -> list[RunInfo]:
@@ -166,9 +211,46 @@ def open_for_resume(name: str) -> tuple[nn.Module, Task, TrainConfig, TrainState
     return model, task, cfg, load_state(_path(name), model, task, cfg), meta
 
 
-def delete_run(name: str) -> None:
-    shutil.rmtree(_path(name))
+def _writable(path: Path) -> None:
+    if path.resolve().is_relative_to(checkpoints.PRETRAINED_DIR.resolve()):
+        raise PermissionError(f"{path.name!r} is a shipped model, and shipped models are read-only")
+
+
+def _refuse_others(name: str, recorded: str | None, owner: str, verb: str) -> None:
+    if recorded == owner:
+        return
+    if recorded is None:
+        raise PermissionError(f"run {name!r} has no owner (it was saved from the command line, or before runs "
+                              f"had owners), so the app cannot {verb} it; delete its folder on the server instead")
+    raise PermissionError(f"run {name!r} belongs to another visitor: only they can {verb} it (you can still "
+                          "open it and download it)")
+
+
+def delete_run(name: str, owner: str | None = None) -> None:
+    """Delete run `name`, acting for `owner` (see the module's docstring). Its name stays used."""
+    path = _path(name)
+    _writable(path)
+    if owner is not None:
+        _refuse_others(name, _owner(read_meta(path)), owner, "delete")
+    if name not in _used_names():  # a run saved before the names file existed
+        _record_name(name)
+    shutil.rmtree(path)
+
+
+def claim_run(name: str, owner: str) -> None:
+    """Record `owner` as the owner of run `name`, which has none yet: the app's jobs save a run without
+    one, and the session that started the job claims it. Another owner's run is refused."""
+    if not isinstance(owner, str) or not owner:
+        raise ValueError(f"owner={owner!r} must be a non-empty id")
+    path = _path(name)
+    _writable(path)
+    meta = read_meta(path)
+    recorded = _owner(meta)
+    if recorded is None:
+        write_meta(path, {**meta, "owner": owner})
+    elif recorded != owner:
+        raise PermissionError(f"run {name!r} belongs to another visitor: it cannot be claimed")
 
 
 __all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "run_folder", "load_run", "open_for_resume",
-           "delete_run"]
+           "delete_run", "claim_run", "name_was_used"]

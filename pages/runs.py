@@ -1,4 +1,4 @@
-"""Runs: every run of this session and on disk; compare curves and configs, export, delete."""
+"""Runs: every run of this session and on disk; compare curves and configs, export, delete your own."""
 
 from dataclasses import dataclass
 
@@ -8,7 +8,7 @@ import streamlit as st
 from explorer import runs
 from explorer.figures.curves import training_curves
 from explorer.tasks import TASK_PRESETS
-from ui import frame, model_config, models, saved_runs, state, train_view, training_job, widgets
+from ui import frame, model_config, models, owner, saved_runs, state, train_view, training_job, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -70,7 +70,8 @@ def table_row(run: Run) -> dict:
     model = (f"d{m['d_model']} · {m['n_heads']} heads · {layers} layers · {norm} · "
              f"{model_config.PE_LABELS.get(m['pos_encoding'], '?')}")
     final = i.final if i is not None else {}
-    return {"Run": run.name, "Task": preset_of(run.config["task"]), "Model": model,
+    return {"Run": run.name, "Owner": owner.whose(i.owner) if i is not None else owner.YOURS,
+            "Task": preset_of(run.config["task"]), "Model": model,
             "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
             "Loss": final.get("loss"), "Val loss": final.get("val_loss"), "Exact": final.get("val_exact"),
             "Time (s)": round(i.duration, 1) if i is not None else None,
@@ -86,6 +87,7 @@ def show_table(all_runs: list[Run]):
                             "Run": col.TextColumn(width="medium"), "Model": col.TextColumn(width="medium"),
                             "lr": col.NumberColumn(format="%.0e"), "Loss": col.NumberColumn(format="%.3f"),
                             "Val loss": col.NumberColumn(format="%.3f"),
+                            "Owner": col.TextColumn(help=owner.WHOSE_HELP),
                             "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent",
                                                            help="Validation exact match at the last evaluation"),
                             "Created": col.TextColumn(help="UTC")})
@@ -146,7 +148,11 @@ def export(chosen: list[Run]) -> None:
         row.download_button("Checkpoint (zip)", lambda: saved_runs.run_archive(path), file_name=f"{name}.zip",
                             mime="application/zip", key="runs_zip", icon=":material/folder_zip:",
                             on_click="ignore", help="The run's folder: weights (safetensors), meta.json, metrics.")
-    row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,))
+    refusal = saved_runs.delete_refusal(run.info)
+    row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,),
+               disabled=refusal is not None, help=refusal or "Delete this run: only its owner can.")
+    if refusal:
+        row.caption(f":material/lock: {refusal} You can still open it in the sidebar and download it.")
 
 
 def ask_delete(name: str) -> None:
@@ -179,7 +185,8 @@ def confirm_delete() -> None:
 
 st.title("Runs")
 st.markdown("Every run trained in this session or saved on disk. Tick rows to overlay their curves and "
-            "see where their settings differ.")
+            "see where their settings differ. Anyone can open and download any run; only the browser that "
+            "trained a run can delete it.")
 confirm_delete()
 all_runs = collect()
 job = training_job.current_job()

@@ -2,6 +2,7 @@
 
 import streamlit as st
 
+from explorer import runs
 from explorer.evaluation import AttentionSnapshot
 from explorer.figures.attention import attention_heatmap, z_slider
 from explorer.figures.curves import training_curves
@@ -52,7 +53,23 @@ def apply_recipe(preset: str) -> None:
              icon=":material/auto_fix_high:")
 
 
-def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
+def run_name_field(preset: str, cfg, train_cfg) -> str | None:
+    """The new run's name, optional; returns what is wrong with it, or None."""
+    left, right = st.columns([2, 2.6], vertical_alignment="bottom")
+    default = training_job.run_name(preset, cfg, train_cfg) if cfg is not None and train_cfg is not None else ""
+    text = left.text_input("Run name (optional)", key=train_settings.TRAIN_NAME, persist_state="session",
+                           max_chars=runs.MAX_NAME, placeholder=default,
+                           help="Letters, digits, '.', '_' and '-'. Left empty, the run takes the name shown "
+                                "in grey.")
+    right.caption("Left empty, the run takes the grey name, made of the task and the model. A name used "
+                  "before, even by a run deleted since, gets -2, -3, …, so a link to a run never opens another.")
+    _, error = train_settings.check_run_name(text)
+    if error:
+        st.error(error, icon=":material/error:")
+    return error
+
+
+def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | None = None) -> None:
     """Train / Stop / Resume / Use this model. Callbacks act before the page draws, so the buttons
     below already show the new state."""
     active = job is not None and not job.ended
@@ -69,7 +86,7 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None) -> None:
     in_use = offered is not None and models.selected_model().key == f"run:{offered}"
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Train", key="train_start", type="primary", icon=":material/play_arrow:", on_click=training_job.on_train,
-               disabled=active or not ready or refused is not None,
+               disabled=active or not ready or refused is not None or name_error is not None,
                help="Start a new run with the settings above, from fresh weights.")
     row.button("Stop", key="train_stop", icon=":material/stop:", on_click=training_job.on_stop, disabled=not active,
                help="Stop after the current step; the weights and curves are kept and saved.")
@@ -253,6 +270,7 @@ with st.container(border=True):
 with st.container(border=True):
     st.markdown("**Training**")
     train_cfg, _ = train_settings.settings_widgets()
+    name_error = run_name_field(preset, cfg, train_cfg)
 
 def saved(job: TrainingJob | None, more: int) -> None:
     """Continue a run saved on disk: after a reload, or one trained earlier, by anyone (as a copy)."""
@@ -271,7 +289,7 @@ def saved(job: TrainingJob | None, more: int) -> None:
 
 
 job = training_job.current_job()
-controls(cfg, task, train_cfg, job)
+controls(cfg, task, train_cfg, job, name_error)
 saved(job, train_cfg.steps if train_cfg is not None else 0)
 if job is None:
     st.info("No run yet in this tab. Press **Train**: the default model learns to reverse digits in "

@@ -50,7 +50,7 @@ BLURBS: dict[str, str] = {
                       "gradient norms per layer, stop and resume.",
     "pages/gradients.py": "Pre-LN against Post-LN: gradient norms across depth at initialisation and "
                           "over a training run.",
-    "pages/runs.py": "Every run of this session and on disk: compare curves and configs, export, delete.",
+    "pages/runs.py": "Every run of this session and on disk: compare curves and configs, export; delete your own.",
     "pages/experiments.py": "The seeds' claims as experiments: several seeds each, mean ± std beside what "
                             "the seed predicts, cached for the next visitor.",
 }

@@ -49,9 +49,11 @@ class SelectedModel:
 
 
 def init_models() -> None:
-    """Create this session's containers of runs once."""
+    """Create this session's containers of runs once, and the run picker's key: a key that exists
+    before the picker first draws lets Streamlit write a run chosen by code into the URL at once."""
     st.session_state.setdefault(SESSION_RUNS, {})
     st.session_state.setdefault(_DISK_RUNS, {})
+    st.session_state.setdefault(RUN, None)
 
 
 # ------------------------------------------------------------------------------ the selection
@@ -177,9 +179,16 @@ def disk_run_names() -> list[str]:
 
 
 def run_names() -> list[str]:
-    """This session's runs first (newest first), then runs saved on disk."""
+    """This session's runs first (newest first), then runs saved on disk, then runs deleted from disk
+    since this session loaded them: it keeps its copy, so a deletion never switches a tab's model."""
     session = list(st.session_state.get(SESSION_RUNS, {}))
-    return session + [n for n in disk_run_names() if n not in session]
+    disk = [n for n in disk_run_names() if n not in session]
+    return session + disk + [n for n in st.session_state.get(_DISK_RUNS, {}) if n not in session and n not in disk]
+
+
+def deleted_since_loaded(name: str) -> bool:
+    """Whether run `name` is gone from disk but this session still has the copy it loaded."""
+    return name in st.session_state.get(_DISK_RUNS, {}) and not (runs.runs_dir() / name).is_dir()
 
 
 def trained_models() -> dict[str, tuple[str, dict, dict]]:

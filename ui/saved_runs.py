@@ -1,4 +1,5 @@
-"""Saved runs on the Runs page: deleting one, and a zip of one's folder for a download."""
+"""Saved runs on the Runs page: whose each is, deleting one (its owner only), and a zip of one's folder
+for a download."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ from pathlib import Path
 from explorer import runs
 from explorer.resume import can_resume
 from ui.models import forget_run
+from ui.owner import NOBODYS, OTHERS, owner_id, whose
+
+
+def delete_refusal(info: runs.RunInfo | None) -> str | None:
+    """Why this visitor may not delete the run, or None when they may (a run of this session only, or
+    one saved on disk with their id)."""
+    owner = whose(info.owner) if info is not None else None
+    if owner == OTHERS:
+        return "Another visitor trained this run: only they can delete it."
+    if owner == NOBODYS:
+        return ("This run has no owner (saved from the command line, or before runs had owners), so it is "
+                "read-only here.")
+    return None
 
 
 def resumable() -> list[str]:
@@ -17,11 +31,14 @@ def resumable() -> list[str]:
 
 
 def delete_run(name: str) -> str | None:
-    """Delete a run's folder (if it has one) and forget it in this session; returns an error or None."""
+    """Delete this visitor's run `name` (its folder, if it has one) and forget it in this session;
+    returns why not, or None."""
     try:
-        runs.delete_run(name)
+        runs.delete_run(name, owner=owner_id())
     except FileNotFoundError:
         pass  # a run of this session only
+    except PermissionError as err:
+        return f"Could not delete: {err}."
     except (OSError, ValueError) as err:
         return f"Could not delete run {name!r}: {err}"
     forget_run(name)

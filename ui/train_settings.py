@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.budget import check_budget, estimate_budget
 from explorer.config import ModelConfig
+from explorer.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
 from ui.links import SHARED, state_value
@@ -17,6 +18,7 @@ from ui.widgets import human_bytes
 TRAIN_STEPS, TRAIN_BATCH, TRAIN_LR, TRAIN_WARMUP = "train_steps", "train_batch", "train_lr", "train_warmup"
 TRAIN_SCHEDULE, TRAIN_SMOOTHING, TRAIN_CLIP = "train_schedule", "train_smoothing", "train_clip"
 TRAIN_SEED, TRAIN_THREADS = "train_seed", "train_threads"
+TRAIN_NAME = "train_name"  # the new run's name, optional; not in the link, which every visitor may open
 NUMBERS = {  # key -> (min, max, default) of the number widgets
     TRAIN_STEPS: (1, 100_000, 300), TRAIN_BATCH: (1, 1024, 64), TRAIN_LR: (1e-5, 10.0, 3e-3),
     TRAIN_WARMUP: (0, 100_000, 30), TRAIN_SMOOTHING: (0.0, 0.5, 0.0), TRAIN_CLIP: (0.0, 100.0, 1.0),
@@ -88,6 +90,23 @@ def settings_widgets(columns: int = 4) -> tuple[TrainConfig | None, str | None]:
     if err:
         st.error(f"**These settings do not work.** {err}", icon=":material/error:")
     return cfg, err
+
+
+def check_run_name(text) -> tuple[str | None, str | None]:
+    """The run name typed -> (name or None for the default, None) or (None, what is wrong and what is valid)."""
+    text = str(text or "").strip()
+    if not text:
+        return None, None
+    try:
+        fixed = safe_name(text)
+    except ValueError:
+        fixed = None
+    if fixed == text:
+        return text, None
+    shown = text.replace("`", "'")
+    hint = f" For example: `{fixed}`." if fixed else ""
+    return None, (f"The run name `{shown}` cannot be used: a run name has at most {MAX_NAME} letters, digits, dots, "
+                  f"underscores or dashes (no spaces), and starts with a letter, a digit or an underscore.{hint}")
 
 
 def budget_text(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> tuple[str, str | None]:

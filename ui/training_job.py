@@ -14,12 +14,12 @@ from collections.abc import Callable
 
 import streamlit as st
 
+from explorer import runs
 from explorer.budget import check_budget
 from explorer.checkpoints import CheckpointError
 from explorer.config import ModelConfig
 from explorer.jobs import ENDED, TrainingJob
 from explorer.model import build_model
-from explorer.runs import safe_name
 from explorer.slots import pool_counts
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
@@ -27,8 +27,9 @@ from ui.frame import live_fragment
 from ui.links import state_value
 from ui.model_config import TASK, current_config, current_task
 from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
+from ui.owner import owner_id
 from ui.session_jobs import keep_with_tab, take_back
-from ui.train_settings import duration, settings_values, train_config
+from ui.train_settings import TRAIN_NAME, check_run_name, duration, settings_values, train_config
 
 JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
 _JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
@@ -47,12 +48,13 @@ def current_job() -> TrainingJob | None:
 
 
 def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
-    """Names that tell runs apart in the lists: task, norm, width, seed (runs add -2, -3 if taken)."""
-    return safe_name(f"{preset or 'run'}-{cfg.norm}LN-d{cfg.d_model}-seed{train_cfg.seed}")
+    """The default name, telling runs apart in the lists: task, norm, width, seed (a name used before
+    gets -2, -3, ...)."""
+    return runs.safe_name(f"{preset or 'run'}-{cfg.norm}LN-d{cfg.d_model}-seed{train_cfg.seed}")
 
 
-def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> str | None:
-    """Start a new run for this session; returns why it was refused, or None."""
+def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, name: str | None = None) -> str | None:
+    """Start a new run for this session, named `name` (else `run_name`); returns why it was refused, or None."""
     old = current_job()
     if old is not None and not old.ended:
         return "A run is already training in this session: stop it first."
@@ -63,7 +65,7 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig) -> 
     try:
         check_budget(cfg, train_cfg, task)
         model = build_model(cfg, seed=train_cfg.seed)
-        job = TrainingJob(model, task, train_cfg, name=run_name(preset, cfg, train_cfg))
+        job = TrainingJob(model, task, train_cfg, name=name or run_name(preset, cfg, train_cfg), owner=owner_id())
     except ValueError as err:
         return str(err)
     st.session_state[JOB] = job
@@ -78,8 +80,9 @@ def on_train() -> None:
     task = current_task()
     cfg, err = current_config(task=task)
     train_cfg, train_err = train_config(settings_values())
-    error = err or train_err
-    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg)
+    name, name_err = check_run_name(state_value(TRAIN_NAME, ""))
+    error = err or train_err or name_err
+    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg, name)
 
 
 def resume_saved(name: str, more: int) -> str | None:
@@ -92,7 +95,7 @@ def resume_saved(name: str, more: int) -> str | None:
     if waiting >= MAX_WAITING:
         return f"The server is busy: {waiting} runs are waiting for a training slot. Try again in a minute."
     try:
-        job = TrainingJob.from_run(name)
+        job = TrainingJob.from_run(name, owner=owner_id())  # a copy of anyone's run, this visitor's own
         job.resume(extra_steps=more if job.status == "finished" else None)
     except (ValueError, RuntimeError, OSError, CheckpointError) as err:
         return f"Run {name!r} cannot resume: {err}"

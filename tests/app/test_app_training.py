@@ -26,9 +26,10 @@ from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
 from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
-from ui import model_config, models, saved_runs, session_jobs, state, train_settings, train_view, training_job
+from ui import model_config, models, owner, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
+ME = "a-visitors-own-token-0123456789"  # this AppTest's cookie, as a browser would send it
 TINY = {"cfg_d_model": 16, "cfg_n_heads": 2, "cfg_d_ff": 32, "cfg_n_encoder_layers": 1, "cfg_n_decoder_layers": 1,
         train_settings.TRAIN_BATCH: 16, train_settings.TRAIN_WARMUP: 5}
 
@@ -164,6 +165,8 @@ def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
     # the second save replaced the first in the sidebar's list
     session_runs = at.session_state[models.SESSION_RUNS]
     assert job.run_name in session_runs and first_name not in session_runs
+    # ...and on disk, where the second save is this visitor's too
+    assert [(r.name, r.owner) for r in runs.list_runs()] == [(job.run_name, owner.id_of(at.session_state[owner.TOKEN]))]
 
 
 def test_switching_pages_keeps_training_and_the_sidebar_shows_it(jobs):
@@ -307,12 +310,13 @@ def test_the_gradients_verdict_is_taken_over_seeds_and_says_when_it_cannot_tell(
     assert evenness("weights", 48, 64, seeds=range(8)).holds and "As the chapter predicts" in said
 
 
-def saved_run(name: str, norm: str, steps: int = 8) -> str:
+def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None) -> str:
     task = make_task("copy")
     cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
                                         norm=norm))
     model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
-    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg))).name
+    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg)),
+                         owner=owner.id_of(owner_token) if owner_token else None).name
 
 
 def test_gradients_over_training_compares_two_runs_on_one_colour_scale():
@@ -365,8 +369,9 @@ def test_runs_compare_highlights_config_differences_and_exports():
 
 
 def test_deleting_a_run_asks_first():
-    keep, gone = saved_run("copy-preLN-d16-seed0", "pre"), saved_run("copy-postLN-d16-seed0", "post")
-    at = open_app(RUNS)
+    keep, gone = saved_run("copy-preLN-d16-seed0", "pre", owner_token=ME), saved_run("copy-postLN-d16-seed0", "post",
+                                                                                    owner_token=ME)
+    at = open_app(RUNS, state={owner.TOKEN: ME})
     at.selectbox(key=state.RUNS_EXPORT).set_value(at.selectbox(key=state.RUNS_EXPORT).options[0]).run()
     at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
     at.run()

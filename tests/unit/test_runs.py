@@ -1,14 +1,16 @@
-"""Run history on disk: save, list, load, delete; names can never escape the runs folder."""
+"""Run history on disk: save, list, load, delete; names can never escape the runs folder, are never
+given twice, and a run's owner alone deletes it."""
 
 import json
+import shutil
 
 import pytest
 import torch
 
-from explorer import runs
+from explorer import checkpoints, runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.runs import delete_run, list_runs, load_run, runs_dir, safe_name, save_run
+from explorer.runs import claim_run, delete_run, list_runs, load_run, name_was_used, runs_dir, safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
@@ -116,3 +118,71 @@ def test_a_failed_save_leaves_no_half_run(root, trained, monkeypatch):
     with pytest.raises(OSError):
         save_run("half", model, task.cfg, cfg, history)
     assert not (root / "half").exists()
+
+
+# ------------------------------------------------------------------------------ names and owners
+def test_a_deleted_runs_name_is_never_given_again(root, trained):
+    task, model, cfg, history = trained
+    assert [save_run("x", model, task.cfg, cfg, history).name for _ in range(2)] == ["x", "x-2"]
+    delete_run("x-2")
+    assert save_run("x", model, task.cfg, cfg, history).name == "x-3"  # not x-2: a link to x-2 finds nothing
+    delete_run("x")
+    shutil.rmtree(root / "x-3")  # removed by hand on the server: still used
+    assert save_run("x", model, task.cfg, cfg, history).name == "x-4"
+    assert name_was_used("x") and name_was_used("x-2") and name_was_used("x-4") and not name_was_used("x-5")
+    assert not name_was_used("../x") and [r.name for r in list_runs()] == ["x-4"]
+
+
+def test_a_run_from_before_the_names_file_keeps_its_name_used_once_deleted(root, trained):
+    task, model, cfg, history = trained
+    save_run("old", model, task.cfg, cfg, history)
+    (root / runs.NAMES_FILE).unlink()  # as a runs folder written before names were recorded
+    delete_run("old")
+    assert not name_was_used("new") and name_was_used("old")
+    assert save_run("old", model, task.cfg, cfg, history).name == "old-2"
+
+
+def test_only_its_owner_deletes_a_run(root, trained):
+    task, model, cfg, history = trained
+    mine = save_run("mine", model, task.cfg, cfg, history, owner="alice")
+    assert mine.owner == "alice" and load_run("mine")[1]["owner"] == "alice"
+    with pytest.raises(PermissionError, match="belongs to another visitor: only they can delete it"):
+        delete_run("mine", owner="bob")
+    assert (root / "mine").is_dir()
+    delete_run("mine", owner="alice")
+    assert not (root / "mine").exists()
+
+
+def test_a_run_without_owner_is_read_only_for_owners_and_deletable_from_the_command_line(root, trained):
+    task, model, cfg, history = trained
+    assert save_run("cli", model, task.cfg, cfg, history).owner is None
+    with pytest.raises(PermissionError, match="has no owner .* delete its folder on the server"):
+        delete_run("cli", owner="alice")
+    delete_run("cli")  # the CLI and a notebook act for whoever can write the folder
+    assert not (root / "cli").exists()
+
+
+def test_claim_records_the_owner_of_an_unowned_run_only(root, trained):
+    task, model, cfg, history = trained
+    save_run("job", model, task.cfg, cfg, history, extra={"status": "finished"})
+    weights = (root / "job" / checkpoints.MODEL_FILE).read_bytes()
+    claim_run("job", "alice")
+    claim_run("job", "alice")  # again: nothing changes
+    info = next(r for r in list_runs() if r.name == "job")
+    assert info.owner == "alice" and load_run("job")[1]["status"] == "finished" and info.steps == len(history)
+    assert (root / "job" / checkpoints.MODEL_FILE).read_bytes() == weights
+    with pytest.raises(PermissionError, match="another visitor"):
+        claim_run("job", "bob")
+    with pytest.raises(ValueError, match="owner"):
+        claim_run("job", "")
+    assert load_run("job")[1]["owner"] == "alice"
+
+
+def test_shipped_models_are_read_only(root, trained, monkeypatch):
+    task, model, cfg, history = trained
+    save_run("shipped", model, task.cfg, cfg, history)
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", root.parent)  # a runs folder inside pretrained/
+    for act in (lambda: delete_run("shipped"), lambda: claim_run("shipped", "alice")):
+        with pytest.raises(PermissionError, match="shipped models are read-only"):
+            act()
+    assert (root / "shipped" / checkpoints.META_FILE).is_file() and "owner" not in load_run("shipped")[1]
