@@ -7,12 +7,14 @@ import streamlit as st
 
 from explorer import runs
 from explorer.figures.curves import training_curves
+from explorer.resume import can_resume
 from explorer.tasks import TASK_PRESETS
-from ui import frame, model_config, models, owner, saved_runs, state, train_view, training_job, widgets
+from ui import frame, model_config, models, owner, saved_runs, state, train_settings, train_view, training_job, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
+RESUMED = "_runs_resumed"  # the run "Resume on Train" just resumed: the page opens Train
 METRICS = {"loss": "train loss", "val_loss": "validation loss", "token_acc": "train accuracy",
            "val_token_acc": "validation accuracy", "val_exact": "validation exact match", "lr": "learning rate",
            "grad_norm": "gradient norm", "entropy": "output entropy"}
@@ -132,7 +134,7 @@ def compare(chosen: list[Run]) -> None:
 
 
 def export(chosen: list[Run]) -> None:
-    st.subheader("Export or delete")
+    st.subheader("Export, resume or delete")
     names = [r.name for r in chosen]
     if st.session_state.get(state.RUNS_EXPORT) not in names:
         st.session_state.pop(state.RUNS_EXPORT, None)
@@ -148,11 +150,20 @@ def export(chosen: list[Run]) -> None:
         row.download_button("Checkpoint (zip)", lambda: saved_runs.run_archive(path), file_name=f"{name}.zip",
                             mime="application/zip", key="runs_zip", icon=":material/folder_zip:",
                             on_click="ignore", help="The run's folder: weights (safetensors), meta.json, metrics.")
+    if run.info is not None and can_resume(run.info.path):
+        row.button("Resume on Train", key="runs_resume", icon=":material/resume:", on_click=resume, args=(name,),
+                   help="Continue this run exactly where it stopped, as a run of your own (the saved one stays).")
     refusal = saved_runs.delete_refusal(run.info)
     row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,),
                disabled=refusal is not None, help=refusal or "Delete this run: only its owner can.")
     if refusal:
         row.caption(f":material/lock: {refusal} You can still open it in the sidebar and download it.")
+
+
+def resume(name: str) -> None:
+    """Button callback: this tab's job continues the run; the page then opens Train, which shows it live."""
+    error = training_job.resume_saved(name, train_settings.settings_values()["steps"])
+    st.session_state[state.RUNS_ERROR if error else RESUMED] = error or name
 
 
 def ask_delete(name: str) -> None:
@@ -183,6 +194,8 @@ def confirm_delete() -> None:
         row.button("Cancel", key="runs_delete_no", on_click=lambda: st.session_state.pop(state.RUNS_DELETE, None))
 
 
+if st.session_state.pop(RESUMED, None):
+    st.switch_page(training_job.TRAIN_PAGE)
 st.title("Runs")
 st.markdown("Every run trained in this session or saved on disk. Tick rows to overlay their curves and "
             "see where their settings differ. Anyone can open and download any run; only the browser that "

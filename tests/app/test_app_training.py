@@ -24,7 +24,7 @@ from explorer.recipes import recommended
 from explorer.slots import pool_counts
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
-from explorer.training import train_steps
+from explorer.training import new_state, train_steps
 from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
 from ui import model_config, models, owner, saved_runs, session_jobs, state, train_settings, train_view, training_job
 
@@ -315,7 +315,9 @@ def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = No
     cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
                                         norm=norm))
     model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
-    return runs.save_run(name, model, task.cfg, train_cfg, list(train_steps(model, task, train_cfg)),
+    state = new_state(model, task, train_cfg)
+    list(train_steps(model, task, train_cfg, state))
+    return runs.save_run(name, model, task.cfg, train_cfg, state.history, state=state,
                          owner=owner.id_of(owner_token) if owner_token else None).name
 
 
@@ -416,3 +418,15 @@ def test_gradients_over_training_offers_the_shipped_pre_and_post_ln_pair(monkeyp
     assert array(a["data"][0]["z"]).shape[1] == min(steps, 300)
     assert a["layout"]["title"]["text"].startswith("reversal-fast")
     assert (a["data"][0]["zmin"], a["data"][0]["zmax"]) == (b["data"][0]["zmin"], b["data"][0]["zmax"])
+
+
+def test_the_runs_page_resumes_a_saved_run_on_the_train_page(jobs):
+    name = saved_run("copy-preLN-d16-seed0", "pre", steps=8)
+    at = open_app(RUNS)
+    assert not at.button(key="runs_resume").disabled
+    at.button(key="runs_resume").click().run()
+    job = job_of(at)
+    saved = runs.load_run(name)[2]
+    assert [r.loss for r in job.history()[:8]] == list(saved["loss"])  # it continues that run
+    poll_until(at, lambda: job.ended)
+    assert job.run_name != name and job.progress().step > 8  # a finished run trains the Train page's steps more
