@@ -118,6 +118,8 @@ def _tick_labels(axis: dict, traces, letter: str) -> list[str]:
         return [str(t) for t in axis["ticktext"]]
     if axis.get("type") == "category":
         return [str(v) for t in traces for v in (getattr(t, letter, None) or ())]
+    if axis.get("tickformat", "").endswith("%"):
+        return ["100%"]
     return ["0.001" if axis.get("type") == "log" else "0.5"]
 
 

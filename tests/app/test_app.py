@@ -178,6 +178,7 @@ def test_positional_learned_shows_the_selected_models_table():
     at = open_app("pages/positional.py")
     at.radio(key=state.PE_TYPE).set_value("learned").run()
     assert not figures(at) and at.info  # the default model uses sinusoids: nothing learned to show
+    assert any("reversal-fast-learned" in i.value for i in at.info)  # and the shipped model that has one
     at = open_app("pages/positional.py", state={"cfg_pos_encoding": "learned"})
     at.radio(key=state.PE_TYPE).set_value("learned").run()
     assert_ok(at)
@@ -269,3 +270,13 @@ def test_sizes_and_durations_read_in_one_unit_system():
     assert human_bytes(6.18e9) == "5.76 GiB" and human_bytes(2 * 2**20) == "2 MiB"
     assert duration(42) == "42 s" and duration(511) == "8 min 31 s" and duration(3 * 3600 + 300) == "3 h 05 min"
     assert duration(453636 * 60) == "315 days"
+
+
+def test_architecture_says_when_the_sidebars_model_is_another_config(monkeypatch):
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
+    at = open_app("pages/architecture.py")  # the sidebar picks the shipped reversal-fast, d_model 32
+    sel = at.session_state[models.SELECTED]
+    assert sel.source == "pretrained" and sel.config.d_model != 64
+    assert any(f"**{sel.label}**, is another config" in i.value for i in at.info)
+    at.sidebar.radio(key=models.SOURCE).set_value("untrained").run()
+    assert not any("is another config" in i.value for i in at.info)  # the untrained model is this config

@@ -263,3 +263,12 @@ def test_the_link_names_the_attention_kind_shown_after_the_model_changes():
                                                     "cross": "Cross"}[kind]
     assert by_title(at, {"enc_self": "Encoder self-attention", "dec_self": "Decoder masked self-attention",
                          "cross": "Cross-attention"}[kind])
+
+
+def test_the_char_lm_says_which_characters_it_knows():
+    at = open_app(OUTPUTS, state={model_config.TASK: "char-lm", inspecting.INSPECT_MODE: "typed"})
+    task = at.session_state[models.SELECTED].task
+    helptext = at.text_input(key=inspecting.INSPECT_TEXT).help
+    assert "abcdefghijklmnopqrstuvwxyz" in helptext and f"{task.max_tgt_len} characters" in helptext
+    typed(at, "Hi!")
+    assert any("Unknown characters ['!', 'H']" in e.value and "knows only" in e.value for e in at.error)

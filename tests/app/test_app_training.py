@@ -392,7 +392,8 @@ def test_the_checkpoint_download_is_the_run_folder_zipped():
     name = saved_run("copy-preLN-d16-seed0", "pre")
     data = saved_runs.run_archive(runs.runs_dir() / name)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        assert sorted(archive.namelist()) == [f"{name}/meta.json", f"{name}/metrics.csv", f"{name}/model.safetensors"]
+        assert sorted(archive.namelist()) == [f"{name}/{f}" for f in ("meta.json", "metrics.csv", "model.safetensors",
+                                                                       "resume.json", "resume.safetensors")]
         metrics = pd.read_csv(archive.open(f"{name}/metrics.csv"))
     assert list(metrics["step"]) == list(range(1, 9))
 
