@@ -15,7 +15,7 @@ from .tasks import BOS, EOS, PAD
 
 
 @contextlib.contextmanager
-def _inference(model: nn.Module):
+def inference(model: nn.Module):
     """No dropout and no autograd while decoding; the model's mode is restored afterwards."""
     was = model.training
     model.eval()
@@ -37,7 +37,7 @@ def _never(logp: Tensor) -> Tensor:
 def greedy(model: nn.Module, src: Tensor, max_len: int) -> Tensor:
     """Most likely token (never PAD or BOS) at each step. Returns (B, <= max_len) ids after BOS, PAD after EOS;
     stops early once every row has emitted EOS."""
-    with _inference(model):
+    with inference(model):
         memory, src_mask = model.encode(src)                            # (B, S, d_model)
         ys = torch.full((src.size(0), 1), BOS, dtype=torch.long)        # (B, 1)
         done = torch.zeros(src.size(0), dtype=torch.bool)
@@ -67,7 +67,7 @@ def beam_search(model: nn.Module, src: Tensor, k: int = 4, max_len: int = 32,
     if k < 1:
         raise ValueError(f"k={k} must be a whole number >= 1")
     b = src.size(0)
-    with _inference(model):
+    with inference(model):
         memory, src_mask = model.encode(src)                            # (B, S, d_model)
         memory = memory.repeat_interleave(k, dim=0)                     # (B*k, S, d_model)
         if src_mask is not None:
@@ -104,7 +104,7 @@ def beam_search(model: nn.Module, src: Tensor, k: int = 4, max_len: int = 32,
 def sequence_logprob(model: nn.Module, src: Tensor, ids: Tensor) -> Tensor:
     """Total log-probability (B,) the model gives to ids (B, L) in greedy's format (PAD after EOS)."""
     tgt_in = torch.cat([torch.full_like(ids[:, :1], BOS), ids[:, :-1]], dim=1)   # (B, L)
-    with _inference(model):
+    with inference(model):
         logp = model(src, tgt_in).log_softmax(-1).gather(-1, ids[..., None])[..., 0]  # (B, L)
     return logp.masked_fill(ids == PAD, 0.0).sum(-1)
 
@@ -118,7 +118,7 @@ def generate(model: nn.Module, prompt: Tensor, n_new: int, temperature: float = 
         raise ValueError(f"temperature={temperature} must be >= 0 (0 = always the most likely token)")
     window = model.cfg.max_len
     tokens = prompt
-    with _inference(model):
+    with inference(model):
         for _ in range(n_new):
             logits = _never(model(tokens[:, -window:])[:, -1])          # (B, V)
             if temperature == 0:
@@ -142,4 +142,4 @@ def strip(ids) -> list[int]:
     return out
 
 
-__all__ = ["greedy", "beam_search", "sequence_logprob", "generate", "strip"]
+__all__ = ["inference", "greedy", "beam_search", "sequence_logprob", "generate", "strip"]

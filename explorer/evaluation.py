@@ -3,16 +3,15 @@ attention of every layer and head on the first validation example (`snapshot`)."
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 import torch.nn.functional as F
 from torch import nn
 
 from . import inspect
+from .decoding import inference
 from .task_kinds import KINDS
 from .tasks import Batch, Task
 
@@ -29,17 +28,6 @@ class AttentionSnapshot:
     k_labels: tuple[str, ...]
 
 
-@contextlib.contextmanager
-def _eval_mode(model: nn.Module):
-    was = model.training
-    model.eval()
-    try:
-        with torch.inference_mode():
-            yield
-    finally:
-        model.train(was)
-
-
 def evaluate(model: nn.Module, task: Task, max_examples: int = 200, batch_size: int = 100,
              exact: bool = True) -> dict:
     """val_loss (plain cross-entropy), val_token_acc (teacher forced) and val_exact: greedy-decoded
@@ -48,7 +36,7 @@ def evaluate(model: nn.Module, task: Task, max_examples: int = 200, batch_size: 
     kind = KINDS[task.kind]
     loss_sum = hits = count = right = n_tok = 0.0
     seen = 0
-    with _eval_mode(model):
+    with inference(model):
         for batch in task.iter_val(batch_size):
             if seen >= max_examples:
                 break
@@ -74,7 +62,7 @@ def snapshot(model: nn.Module, task: Task, step: int = 0) -> AttentionSnapshot:
     """Attention of every layer on the task's first validation example."""
     kind = KINDS[task.kind]
     batch, q_labels, k_labels = kind.example(task)
-    with _eval_mode(model), inspect.capture(model, kinds=(kind.attention,)) as cache:
+    with inference(model), inspect.capture(model, kinds=(kind.attention,)) as cache:
         kind.logits(model, batch)
     pattern = cache.stacked(kind.attention)[:, 0].float().numpy()      # (L, H, Q, K)
     return AttentionSnapshot(step, kind.attention, pattern, tuple(q_labels), tuple(k_labels))

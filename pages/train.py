@@ -250,6 +250,22 @@ def live_inside(job: TrainingJob) -> None:
         gradients(hist)
 
 
+def saved(job: TrainingJob | None, more: int) -> None:
+    """Continue a run saved on disk: after a reload, or one trained earlier, by anyone (as a copy)."""
+    names = saved_runs.resumable()
+    if not names:
+        return
+    active = job is not None and not job.ended
+    with st.expander("Continue a saved run", expanded=job is None):
+        row = st.container(horizontal=True, vertical_alignment="bottom")
+        row.selectbox("Saved run", names, key=SAVED_RUN, width=380,
+                      help="Runs saved on disk, yours first, newest first: a run a reload stopped is here too.")
+        row.button("Resume saved run", key="train_resume_saved", icon=":material/resume:", disabled=active,
+                   on_click=training_job.on_resume_saved, args=(SAVED_RUN, more),
+                   help="Continue exactly where it stopped (a finished run: the steps above, more). It saves "
+                        "as a new run; the saved one stays as it is.")
+
+
 # ------------------------------------------------------------------------------------- page
 st.title("Train")
 st.markdown("Pick a task, a model and the training settings, then press **Train**: the run trains in the "
@@ -271,22 +287,6 @@ with st.container(border=True):
     st.markdown("**Training**")
     train_cfg, _ = train_settings.settings_widgets()
     name_error = run_name_field(preset, cfg, train_cfg)
-
-def saved(job: TrainingJob | None, more: int) -> None:
-    """Continue a run saved on disk: after a reload, or one trained earlier, by anyone (as a copy)."""
-    names = saved_runs.resumable()
-    if not names:
-        return
-    active = job is not None and not job.ended
-    with st.expander("Continue a saved run", expanded=job is None):
-        row = st.container(horizontal=True, vertical_alignment="bottom")
-        row.selectbox("Saved run", names, key=SAVED_RUN, width=380,
-                      help="Runs saved on disk, newest first: a run stopped by a reload is here too.")
-        row.button("Resume saved run", key="train_resume_saved", icon=":material/resume:", disabled=active,
-                   on_click=training_job.on_resume_saved, args=(SAVED_RUN, more),
-                   help="Continue exactly where it stopped (a finished run: the steps above, more). It saves "
-                        "as a new run; the saved one stays as it is.")
-
 
 job = training_job.current_job()
 controls(cfg, task, train_cfg, job, name_error)

@@ -10,7 +10,7 @@ from pathlib import Path
 from explorer import runs
 from explorer.resume import can_resume
 from ui.models import forget_run
-from ui.owner import NOBODYS, OTHERS, owner_id, whose
+from ui.owner import NOBODYS, OTHERS, YOURS, owner_id, whose
 
 
 def delete_refusal(info: runs.RunInfo | None) -> str | None:
@@ -26,8 +26,9 @@ def delete_refusal(info: runs.RunInfo | None) -> str | None:
 
 
 def resumable() -> list[str]:
-    """Saved runs that carry what resuming needs, newest first."""
-    return [info.name for info in runs.list_runs() if can_resume(info.path)]
+    """Saved runs that carry what resuming needs: this visitor's first, then the others', newest first."""
+    ready = [info for info in runs.list_runs() if can_resume(info.path)]
+    return [info.name for info in sorted(ready, key=lambda info: whose(info.owner) != YOURS)]
 
 
 def delete_run(name: str) -> str | None:
