@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
-from .evaluation import snapshot
+from .evaluation import evaluate, snapshot
 from .model import build_model
 from .tasks import Task
 from .train_config import TrainConfig
@@ -29,7 +29,8 @@ from .training import train_steps
 MAX_TRAIN_BYTES = 2 * 2**30
 MAX_RUN_SECONDS = 600.0
 PEAK_FLOPS = 200e9     # faster than any laptop core: a run over the limit even at this speed is not probed
-PROBE_STEPS = 5        # the first warms up, the middle three are timed, the last also evaluates
+PROBE_STEPS = 4        # the first warms up, the next three are timed
+SLOW_STEP_S = 0.2      # a step slower than this is timed once: the probe itself should not keep a user waiting
 _PROBE_LOCK = threading.Lock()  # one probe at a time: two at once would time each other
 
 
@@ -68,21 +69,30 @@ def _optimistic_step_s(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> 
 @functools.lru_cache(maxsize=128)
 def _probe(cfg: ModelConfig, task: Task, batch_size: int, threads: int, eval_examples: int) -> Probe:
     # a tiny learning rate and no spike check: the same work as a real step, and no probe ever diverges
-    probe_cfg = TrainConfig(steps=PROBE_STEPS, batch_size=batch_size, threads=threads, lr=1e-9, warmup=0,
+    probe_cfg = TrainConfig(steps=PROBE_STEPS + 1, batch_size=batch_size, threads=threads, lr=1e-9, warmup=0,
                             spike_nats=0.0, eval_every=0, snapshot_every=0, eval_examples=eval_examples)
     before = torch.get_num_threads()
     with _PROBE_LOCK, torch.random.fork_rng():  # leave the caller's threads and random state as they were
         try:
             model = build_model(cfg, seed=0)
-            times = [rec.elapsed for rec in train_steps(model, task, probe_cfg)]
-            start = time.perf_counter()
-            snapshot(model, task)
-            snapshot_s = time.perf_counter() - start
+            times, steps = [], train_steps(model, task, probe_cfg)
+            for rec in steps:  # stops before the last step, which would evaluate
+                times.append(rec.elapsed)
+                if len(times) == PROBE_STEPS or len(times) == 2 and times[1] - times[0] > SLOW_STEP_S:
+                    break
+            steps.close()
+            eval_s = min(_timed(lambda: evaluate(model, task, eval_examples)) for _ in range(2))  # the first warms up
+            snapshot_s = _timed(lambda: snapshot(model, task))
         finally:
             torch.set_num_threads(before)
-    steps = [b - a for a, b in zip(times, times[1:])]  # the steps after the first
-    step_s = float(np.median(steps[:-1]))
-    return Probe(step_s, max(0.0, steps[-1] - step_s), snapshot_s)
+    step_s = float(np.median([b - a for a, b in zip(times, times[1:])]))  # the steps after the first
+    return Probe(step_s, eval_s, snapshot_s)
+
+
+def _timed(work) -> float:
+    start = time.perf_counter()
+    work()
+    return time.perf_counter() - start
 
 
 def probe(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Probe:
