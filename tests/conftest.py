@@ -1,9 +1,10 @@
 """Shared by every tier: the repository root on sys.path, so `explorer`, `ui` and `tests` import the
 same way under `pytest` as under `python -m pytest` and `streamlit run`.
 
-The tiers: tests/unit (the library, no Streamlit), tests/app (every page under Streamlit's AppTest),
+The tiers: tests/unit (the library, no Streamlit), tests/system (the library as a user runs it: CLI
+processes, training to a quality bar, rebuilds), tests/app (every page under Streamlit's AppTest),
 tests/browser (a real `streamlit run` server and headless Chromium). `python -m pytest tests/unit` is
-the fast loop; `python -m pytest` runs all three.
+the fast loop; `python -m pytest` runs them all.
 """
 
 import sys

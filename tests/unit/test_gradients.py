@@ -94,15 +94,3 @@ def test_grad_norm_table_thins_long_runs_and_drops_a_diverged_last_row():
     assert np.all(np.diff(steps) > 0) and norms.shape == (2, 50)
     norms, labels, steps = grad_norm_table(pd.DataFrame({"step": [1], "loss": [0.5]}))
     assert norms.size == 0 and labels == [] and steps == []
-
-
-def test_evenness_over_seeds_decides_only_when_the_interval_is_on_one_side():
-    from explorer.gradients import evenness
-    deep = evenness("weights", n_layers=48, seeds=range(8))     # the chapter: deep Post-LN stacks drift
-    assert deep.holds is True and deep.interval[0] > 1 and deep.post > deep.pre
-    inputs = evenness("inputs", n_layers=12, seeds=range(8))    # at the layers' inputs Pre-LN grows toward the input
-    assert inputs.holds is False and inputs.interval[1] < 1 and inputs.pre > inputs.post
-    few = evenness("weights", n_layers=12, seeds=range(2))
-    assert few.holds is None  # two seeds never decide
-    with pytest.raises(ValueError, match="weights"):
-        evenness("biases")

@@ -149,15 +149,6 @@ FAST = ModelConfig(d_model=64, n_heads=4, n_encoder_layers=1, n_decoder_layers=1
 FAST_TRAIN = TrainConfig(steps=300, batch_size=64, lr=5e-3, warmup=30, eval_every=0, eval_examples=500)
 
 
-@pytest.mark.slow
-def test_reversal_fast_preset_is_learned():
-    task = make_task("reversal-fast")
-    model = build_model(task.model_config(FAST), seed=FAST_TRAIN.seed)
-    recs = list(train_steps(model, task, FAST_TRAIN))
-    assert recs[-1].stopped is None
-    assert recs[-1].val_exact >= 0.95, recs[-1]
-
-
 # ---------------------------------------------------------------------------------------------
 # Determinism, resume, divergence
 # ---------------------------------------------------------------------------------------------
