@@ -11,6 +11,7 @@ import streamlit as st
 
 from explorer.config import POS_ENCODINGS
 from explorer.experiments import Experiment, refusal_of
+from explorer.experiments.cli import parse_values
 from explorer.experiments.sweep import AXES
 from explorer.tasks import TASK_PRESETS
 
@@ -39,16 +40,6 @@ HELP = {"seeds": "Independent repetitions: each seed draws its own data and init
 def _text(values: tuple) -> str:
     return ", ".join(str(v) for v in values)
 
-
-def _parse(text: str) -> tuple:
-    def auto(t: str):
-        for convert in (int, float):
-            try:
-                return convert(t)
-            except ValueError:
-                pass
-        return t
-    return tuple(auto(t.strip()) for t in text.split(",") if t.strip())
 
 
 def _options(exp: Experiment, base, field: str) -> tuple | None:
@@ -82,7 +73,7 @@ def _widget(exp: Experiment, base, field: str, prefix: str, values: dict):
     if isinstance(default, tuple) and field in CHOICES:
         return tuple(st.multiselect(label, CHOICES[field], default=list(default), key=key, **kw))
     if isinstance(default, tuple):
-        return _parse(st.text_input(label, _text(default), key=key, **kw))
+        return parse_values(st.text_input(label, _text(default), key=key, **kw))
     if isinstance(default, bool) or isinstance(default, str):
         return st.text_input(label, str(default), key=key, **kw)
     if isinstance(default, float):

@@ -47,7 +47,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                             "in this process)")
 
 
-def _auto(text: str):
+def parse_values(text: str) -> tuple:
+    """Comma-separated typed values ("16, 32, 64"), each an int, else a float, else the text itself."""
+    return tuple(auto_value(t.strip()) for t in text.split(",") if t.strip())
+
+
+def auto_value(text: str):
+    """A typed value as an int, else a float, else the text itself."""
     for convert in (int, float):
         try:
             return convert(text)
@@ -64,7 +70,7 @@ def parse_value(field: str, default, text: str):
                 raise ValueError
             return text.lower() in ("true", "1", "yes")
         if isinstance(default, tuple):
-            return tuple(_auto(t.strip()) for t in text.split(",") if t.strip())
+            return parse_values(text)
         return type(default)(text)
     except ValueError:
         raise UsageError(f"--set {field}={text}: expected a {type(default).__name__}") from None

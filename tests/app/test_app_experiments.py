@@ -11,32 +11,11 @@ import pytest
 
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
-from explorer.slots import pool_counts
 from tests.app.test_app import assert_ok, open_app
 from tests.app.test_app_training import poll_until
 from ui import experiment_job, experiment_params, session_jobs
 
 PAGE = "pages/experiments.py"
-
-
-@pytest.fixture
-def jobs(monkeypatch):
-    """Every ExperimentJob started during the test, closed and joined afterwards."""
-    started: list[ExperimentJob] = []
-    start = ExperimentJob.start
-
-    def recording(self):
-        started.append(self)
-        start(self)
-
-    monkeypatch.setattr(ExperimentJob, "start", recording)
-    try:
-        yield started
-    finally:
-        for job in started:
-            job.close(timeout=60)
-        assert not any(job.alive for job in started)
-        assert pool_counts() == (0, 0)
 
 
 def open_experiment(name: str, budget: str = "full"):

@@ -5,7 +5,7 @@ keeps what it had loaded, and a link to a deleted run says so instead of showing
 
 from explorer import runs
 from tests.app.test_app import assert_ok, open_app
-from tests.app.test_app_training import ME, RUNS, click, job_of, jobs, open_train, poll_until, saved_run  # noqa: F401
+from tests.app.test_app_training import ME, RUNS, click, job_of, open_train, poll_until, saved_run
 from ui import models, owner, state, train_settings
 
 THEM = "another-visitors-token-987654321"
@@ -43,7 +43,7 @@ def test_another_visitors_run_cannot_be_deleted_only_opened_and_downloaded():
     assert (runs.runs_dir() / theirs).is_dir() and (runs.runs_dir() / cli).is_dir()
 
 
-def test_a_run_trained_in_the_app_is_its_visitors_and_takes_the_name_given(jobs):  # noqa: F811
+def test_a_run_trained_in_the_app_is_its_visitors_and_takes_the_name_given(jobs):
     at = open_train(10, **{train_settings.TRAIN_NAME: "my first run"})
     assert any("cannot be used" in e.value and "For example: `my-first-run`" in e.value for e in at.error)
     assert at.button(key="train_start").disabled

@@ -21,7 +21,6 @@ from explorer.gradients import depth_profile, evenness
 from explorer.jobs import TrainingJob
 from explorer.model import build_model
 from explorer.recipes import recommended
-from explorer.slots import pool_counts
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
@@ -32,26 +31,6 @@ TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
 ME = "a-visitors-own-token-0123456789"  # this AppTest's cookie, as a browser would send it
 TINY = {"cfg_d_model": 16, "cfg_n_heads": 2, "cfg_d_ff": 32, "cfg_n_encoder_layers": 1, "cfg_n_decoder_layers": 1,
         train_settings.TRAIN_BATCH: 16, train_settings.TRAIN_WARMUP: 5}
-
-
-@pytest.fixture
-def jobs(monkeypatch):
-    """Every TrainingJob launched during the test, closed and joined afterwards."""
-    launched: list[TrainingJob] = []
-    launch = TrainingJob._launch
-
-    def recording(self):
-        launched.append(self)
-        launch(self)
-
-    monkeypatch.setattr(TrainingJob, "_launch", recording)
-    try:
-        yield launched
-    finally:
-        for job in launched:
-            job.close(timeout=60)
-        assert not any(job.alive for job in launched)
-        assert pool_counts() == (0, 0)
 
 
 def open_train(steps: int, **state):
