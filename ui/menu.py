@@ -18,6 +18,7 @@ class Page(NamedTuple):
 # Section title -> its pages. "" is the untitled top of the menu.
 SECTIONS: dict[str, list[Page]] = {
     "": [Page("pages/home.py", "Home", "home", ":material/home:")],
+    "Learn": [Page("pages/lessons.py", "Lessons", "lessons", ":material/school:")],
     "Build": [
         Page("pages/architecture.py", "Architecture", "architecture", ":material/account_tree:"),
         Page("pages/positional.py", "Positional encoding", "positional", ":material/waves:"),
@@ -38,6 +39,8 @@ HOME = PAGES[0]
 
 # One line per page for the Home page's table of contents (file -> text).
 BLURBS: dict[str, str] = {
+    "pages/lessons.py": "The three seed texts as lessons, one idea per screen: predict, lock it in, then see "
+                        "the measurement. A presenter view for the projector.",
     "pages/architecture.py": "Design a Transformer: block diagram with tensor shapes, parameter count, "
                              "FLOPs and memory, next to the famous models.",
     "pages/positional.py": "How a Transformer knows word order: sinusoidal, learned and rotary "

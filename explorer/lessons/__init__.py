@@ -1,0 +1,21 @@
+"""Lessons: the three seed texts as paths through the material, one idea per screen, with questions
+the class answers before the measurement is shown.
+
+    from explorer.lessons import LESSONS
+    lesson = LESSONS["ch2"]                  # id, title, source, summary, steps
+    step = lesson.steps[0]                   # title, text, view(values) -> View, controls, question, try_it
+    step.question.reveal(step.question.stored())   # -> Reveal: answer, correct choices or value, view, verdict
+
+The lesson ids (`ch2`, `lesson46`, `module6`) are part of every shared link: never rename one.
+`python -m explorer lessons` lists the questions and whether their results are stored; `--build`
+computes the missing ones into pretrained/experiments/ (see .cli).
+"""
+
+from __future__ import annotations
+
+from . import ch2, lesson46, module6
+from .base import SHIPPED_RESULTS, Control, Lesson, Question, Reveal, SeedCheck, Step, View
+
+LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}
+
+__all__ = ["LESSONS", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS"]

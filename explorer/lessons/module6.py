@@ -1,0 +1,126 @@
+"""The Haskell module as a lesson: positions, the pre-norm block, residual connections, the output
+projection and a tiny language model's guesses at the next character."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+import numpy as np
+
+from explorer.checkpoints import load_pretrained
+from explorer.config import ModelConfig, param_count
+from explorer.diagram import architecture_diagram
+from explorer.evaluation import evaluate
+from explorer.figures.architecture import param_breakdown
+from explorer.figures.outputs import output_heatmap
+from explorer.tasks import TASK_PRESETS, make_task
+from explorer.views_data import output_distribution
+
+from . import facts
+from .base import Control, Lesson, Question, Reveal, Step, View
+
+NORM = Control("norm", "LayerNorm", ("pre", "post"), "pre", "Pre-LN: x + f(LayerNorm(x)); Post-LN: LayerNorm(x + f(x))")
+LM = "char-lm"   # the shipped tiny language model
+
+
+@lru_cache(maxsize=1)
+def tiny_lm():
+    """The shipped character model and its task (read-only: every lesson visitor shares it)."""
+    model, _ = load_pretrained(LM)
+    return model.eval(), make_task(TASK_PRESETS[LM])
+
+
+def block_view(values: dict) -> View:
+    model, _ = tiny_lm()
+    cfg = ModelConfig(**{**model.cfg.to_dict(), "norm": values.get("norm", "pre")})
+    return View(architecture_diagram(cfg), "The tiny language model of the last steps, drawn block by block: "
+                "LayerNorm, self-attention with a causal mask, a residual add; LayerNorm, the feed-forward "
+                "network, a residual add; then the output projection to the vocabulary.")
+
+
+def lm_cfg() -> ModelConfig:
+    return tiny_lm()[0].cfg
+
+
+def projection_share(_result=None) -> Reveal:
+    parts = param_count(lm_cfg())
+    share = 100 * parts["output"] / parts["total"]
+    cfg = lm_cfg()
+    return Reveal(f"The projection is a {cfg.d_model} × {cfg.tgt_vocab_size} matrix plus a bias: "
+                  f"**{parts['output']:,}** of **{parts['total']:,}** parameters, **{share:.1f}%**. In a real LM "
+                  "with 50,000 tokens it is far larger, which is why GPT-2 ties it to the embedding table.",
+                  value=round(share, 1), view=View(param_breakdown(parts, "The tiny LM's parameters by part")))
+
+
+def projection_view(values: dict) -> View:
+    cfg = lm_cfg()
+    return View(architecture_diagram(cfg), f"After the last block every position's {cfg.d_model}-number vector "
+                f"is multiplied by one matrix to give {cfg.tgt_vocab_size} scores, one per character: the logits.")
+
+
+def _sample(index: int = 3) -> tuple[np.ndarray, list[str], list[int]]:
+    model, task = tiny_lm()
+    batch = next(iter(task.iter_val(8)))
+    ids = [int(t) for t in batch.tgt_in[index].tolist()]
+    probs = output_distribution(model, task, ids)                       # (T, V)
+    return probs, task.tokens(ids), [int(t) for t in batch.tgt_out[index].tolist()]
+
+
+def predictions_view(values: dict) -> View:
+    probs, labels, targets = _sample()
+    _, task = tiny_lm()
+    labels = [f"{i} {c}" for i, c in enumerate(labels)]
+    return View(output_heatmap(probs, labels, task.tokens(range(len(task.vocab))), top_k=5,
+                               title="Next character, at every position of held-out text", targets=targets),
+                "Each row: the model has read up to this character; the colours are its probabilities for the "
+                "next one, outlined where the text really goes on. Five most likely per row.")
+
+
+def top1(_result=None) -> Reveal:
+    model, task = tiny_lm()
+    acc = evaluate(model, task, max_examples=256)["val_exact"]
+    band = min(int(acc * 4), 3)
+    return Reveal(f"On {256} held-out windows of the text (the last 10%, never trained on), its most likely "
+                  f"next character is right **{acc:.0%}** of the time. With {len(task.vocab)} characters, "
+                  f"chance would be about {1 / len(task.vocab):.0%}; always guessing a space, about 17%.",
+                  correct=(band,), value=None, view=predictions_view({}))
+
+
+LESSON = Lesson(
+    "module6", "A tiny language model", "the Haskell module",
+    "Positions, the pre-norm block, residual connections and the output projection, ending at a small "
+    "model that guesses the next character.",
+    (
+        Step("Order is invisible to attention",
+             "Attention compares tokens by content only: *the dog bites man* and *man bites the dog* give the "
+             "same set of comparisons. So each position gets a vector of its own, added to its token's "
+             "embedding:\n\nPE(pos, 2i) = sin(pos / 10000^(2i/d_model))  \nPE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))",
+             facts.pe_view, (facts.D_MODEL, facts.POSITIONS), try_it=facts.pe_try_it),
+        Step("Which dimensions change fastest?",
+             "The module says the low dimensions change slowly and the high ones quickly. Look at the heatmap "
+             "of the previous step, or think about the formula: dimension pair i turns at frequency "
+             "1/10000^(2i/d_model).",
+             facts.pe_view, (facts.D_MODEL,),
+             Question("In the sinusoidal table, which dimensions change fastest from one position to the next?",
+                      lambda _r: facts.fastest_dimensions(64),
+                      choices=("the low dimensions (0, 1, ...)", "the high dimensions (near d_model)",
+                               "all change equally fast")), try_it=facts.pe_try_it),
+        Step("The pre-norm block",
+             "A block normalises its input, lets every position attend to the ones before it, and adds the "
+             "result back; then it normalises again, runs a small two-layer network at each position and adds "
+             "that back:\n\nh = x + Attention(LayerNorm(x))  \nout = h + FFN(LayerNorm(h))\n\nSwitch to "
+             "Post-LN to see where the original paper put the norms instead.",
+             block_view, (NORM,)),
+        Step("The output projection",
+             "Blocks keep the shape of their input, so the last one still gives one vector per position. One "
+             "linear layer turns each vector into a score per character, and a softmax into probabilities.",
+             projection_view, (),
+             Question("What share of this tiny LM's parameters is the output projection?",
+                      projection_share, number=(0.0, 100.0, 0.5), unit="%")),
+        Step("What the tiny LM predicts",
+             "This model was trained for a minute on a short English text, one character at a time, with the "
+             "blocks above. Here it reads text it has never seen.",
+             predictions_view, (),
+             Question("How often is its most likely next character the right one on unseen text?",
+                      top1, choices=("under 25%", "25 to 50%", "50 to 75%", "over 75%"))),
+    ))

@@ -1,0 +1,78 @@
+"""Lessons: the seed texts as a path through the material, one idea per screen, predict then reveal."""
+
+import streamlit as st
+
+from explorer.lessons import LESSONS
+from ui import frame, lesson_nav, lesson_question, menu, widgets
+
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def step_view(lesson_id: str, index: int, values: tuple):
+    """A step's live view: a pure function of the lesson, the step and its control values."""
+    view = LESSONS[lesson_id].steps[index].view
+    return view(dict(values)) if view is not None else None
+
+
+def choose() -> None:
+    st.title("Lessons")
+    st.markdown("Three paths through the seed texts, one idea per screen. On a question, lock in a prediction "
+                "first: the measurement appears only after that.")
+    lesson_nav.say_problem()
+    for column, lesson in zip(st.columns(len(LESSONS)), LESSONS.values()):
+        with column.container(border=True):
+            st.subheader(lesson.title)
+            st.caption(f"{lesson.source} · {len(lesson.steps)} steps · "
+                       f"{sum(s.question is not None for s in lesson.steps)} questions")
+            st.markdown(lesson.summary)
+            st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", on_click=lesson_nav.open_lesson,
+                      args=(lesson.id,), type="primary")
+
+
+def try_it(step, values: dict) -> None:
+    url, params = step.try_it(values)
+    page = next(p for p in menu.PAGES if p.url == url)
+    st.page_link(page.file, label="Try it yourself", icon=":material/open_in_new:", query_params=params,
+                 help=f"The same view on the {page.title} page, where nothing is fixed")
+
+
+def show_step(lesson, index: int) -> None:
+    step = lesson.steps[index]
+    if lesson_nav.arrived(lesson, index):
+        lesson_question.arrive(lesson, index)
+    st.caption(f"{lesson.title} · {lesson.source}")
+    lesson_nav.say_problem()
+    lesson_nav.nav_buttons(lesson, index)
+    st.header(step.title, anchor=False)
+    text, live = st.columns([2, 3], gap="large")
+    with text:
+        st.markdown(step.text)
+        values = lesson_nav.control_values(step)
+        if step.question is not None:
+            lesson_question.ask(lesson, index, step.question)
+        if step.try_it is not None:
+            try_it(step, values)
+    with live:
+        shown = step.question is not None and lesson_question.result(lesson, index, step.question)
+        view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))
+        if view is not None:
+            if view.figure is not None:
+                widgets.chart(view.figure, key=f"lesson_fig_{lesson.id}_{index}")
+            if view.caption:
+                st.caption(view.caption)
+            if view.table is not None:
+                st.dataframe(view.table, hide_index=True)
+            if view.note:
+                st.markdown(view.note)
+            if view.check is not None:
+                with st.container(border=True):
+                    st.markdown(f":material/fact_check: **The text says:** {view.check.claim}\n\n"
+                                f"**Measured:** {view.check.measured}\n\n**Which is right:** {view.check.right}")
+
+
+lesson, index = lesson_nav.where()
+if lesson is None:
+    choose()
+else:
+    show_step(lesson, index)

@@ -1,0 +1,103 @@
+"""Where a lesson is: the lesson and step a link names (`lessons?lesson=ID&step=K`, K from 1), moving
+between steps (Back / Next and the arrow keys), and the step's controls, fixed by `&lock=1`.
+
+The URL is the single record of the position, so a reload, a shared link and the browser's own
+history all land on the same step.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.lessons import LESSONS, Lesson, Step
+
+LESSON, STEP, LOCK = "lesson", "step", "lock"      # URL parameters (a contract: links are shared)
+PREV, NEXT = "lesson_prev", "lesson_next"          # button keys
+AT = "_lesson_at"                                  # (lesson id, step index) drawn last
+PROBLEM = "_lesson_problem"                        # what a link asked for that does not exist, said once
+CONTROL = "lesson_ctl_"                            # widget key prefix of a step's controls
+
+
+def where() -> tuple[Lesson | None, int]:
+    """The lesson and 0-based step the URL names; a wrong id or step is reported and corrected."""
+    lesson_id = st.query_params.get(LESSON)
+    if lesson_id is None:
+        return None, 0
+    lesson = LESSONS.get(lesson_id)
+    if lesson is None:
+        st.session_state[PROBLEM] = (f"There is no lesson `{lesson_id[:40]}`. The lessons are "
+                                     f"{', '.join(f'`{k}`' for k in LESSONS)}: pick one below.")
+        del st.query_params[LESSON]
+        return None, 0
+    text, n = st.query_params.get(STEP, "1"), len(lesson.steps)
+    k = int(text) if text.strip().isdigit() else None
+    if k is None or not 1 <= k <= n:
+        st.session_state[PROBLEM] = (f"`step={text[:20]}` is not a step of this lesson (it has steps 1 to {n}), "
+                                     f"so it opens at step {1 if k is None or k < 1 else n}.")
+        k = 1 if k is None or k < 1 else n
+        st.query_params[STEP] = str(k)
+    return lesson, k - 1
+
+
+def say_problem() -> None:
+    problem = st.session_state.pop(PROBLEM, None)
+    if problem:
+        st.warning(problem, icon=":material/link_off:")
+
+
+def locked() -> bool:
+    return st.query_params.get(LOCK) == "1"
+
+
+def arrived(lesson: Lesson, index: int) -> bool:
+    """True on the first run at this step: the step's widgets start afresh there."""
+    here = (lesson.id, index)
+    if st.session_state.get(AT) == here:
+        return False
+    st.session_state[AT] = here
+    for key in [k for k in st.session_state if isinstance(k, str) and k.startswith(CONTROL)]:
+        del st.session_state[key]
+    return True
+
+
+def go(k: int) -> None:
+    st.query_params[STEP] = str(k + 1)
+
+
+def open_lesson(lesson_id: str) -> None:
+    st.query_params[LESSON] = lesson_id
+    st.query_params[STEP] = "1"
+
+
+def nav_buttons(lesson: Lesson, index: int) -> None:
+    """Back and Next, also on the ← and → keys."""
+    n = len(lesson.steps)
+    back, label, forward = st.columns([1, 3, 1], vertical_alignment="center")
+    back.button("Back", key=PREV, icon=":material/arrow_back:", disabled=index == 0, on_click=go,
+                args=(index - 1,), shortcut="Left", width="stretch", help="Previous step (← key)")
+    label.markdown(f"<div style='text-align:center'><b>Step {index + 1} of {n}</b></div>", unsafe_allow_html=True)
+    forward.button("Next", key=NEXT, icon=":material/arrow_forward:", icon_position="right",
+                   disabled=index == n - 1, on_click=go, args=(index + 1,), shortcut="Right", width="stretch",
+                   type="primary", help="Next step (→ key)")
+
+
+def _remember(key: str, widget_key: str) -> None:
+    st.query_params[key] = str(st.session_state[widget_key])  # the link now carries this value
+
+
+def control_values(step: Step) -> dict:
+    """The step's control values: the link's when valid, else the default. With `lock=1` they are shown
+    and cannot be changed; otherwise a change goes into the URL, so the link shows what is on screen."""
+    values, fixed = {}, locked()
+    for c in step.controls:
+        key = CONTROL + c.key
+        from_link = c.parse(st.query_params.get(c.key))
+        if key not in st.session_state or fixed:
+            st.session_state[key] = from_link if from_link is not None else c.default
+        st.select_slider(c.label, c.options, key=key, disabled=fixed, help=c.help,
+                         on_change=_remember, args=(c.key, key))
+        values[c.key] = st.session_state[key]
+    if fixed and step.controls:
+        st.caption(":material/lock: The teacher's settings: this link fixes them. *Try it yourself* opens "
+                   "the same view with nothing fixed.")
+    return values

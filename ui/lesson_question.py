@@ -1,0 +1,176 @@
+"""Predict, then reveal: a step's question, the prediction locked in, and the measured answer beside it.
+
+Nothing of the answer is computed or drawn before the prediction is locked. A reveal that needs an
+experiment nobody has run yet runs it as this session's experiment job (progress and Stop, like the
+Experiments page), at the budget the lesson asks for so the verdict can be decided.
+"""
+
+from __future__ import annotations
+
+import math
+
+import streamlit as st
+
+from explorer.experiments import EXPERIMENTS, Result
+from explorer.experiments.runner import resolve_params
+from explorer.lessons import Lesson, Question, Reveal
+from ui import experiment_job, widgets
+
+CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
+STOP, RERUN = "lesson_stop", "lesson_rerun"
+PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
+REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
+RESULTS = "_lesson_results"           # experiment name -> Result, read once per session
+
+
+def _here(lesson: Lesson, index: int) -> tuple[str, int]:
+    return lesson.id, index
+
+
+def prediction(lesson: Lesson, index: int):
+    return st.session_state.setdefault(PREDICTIONS, {}).get(_here(lesson, index))
+
+
+def revealed(lesson: Lesson, index: int) -> Reveal | None:
+    return st.session_state.setdefault(REVEALED, {}).get(_here(lesson, index))
+
+
+def _on_lock(here: tuple[str, int]) -> None:
+    value = st.session_state.get(CHOICE)
+    if value is not None:
+        st.session_state.setdefault(PREDICTIONS, {})[here] = value   # a second lock replaces the first
+
+
+def _on_reveal(here: tuple[str, int], question: Question) -> None:
+    st.session_state.setdefault(REVEALED, {})[here] = None   # asked for; the answer is filled in below
+    if question.experiment is not None and _result(question) is None:
+        job = experiment_job.current_job()
+        if not experiment_job.same(job, question.experiment, _params(question)) or job.status == "stopped":
+            experiment_job.on_run(question.experiment, _params(question), refresh=False)
+
+
+def _params(question: Question):
+    return resolve_params(EXPERIMENTS[question.experiment], question.params)
+
+
+def _result(question: Question) -> Result | None:
+    """The experiment's result: this session's finished job, else the live cache or the shipped one."""
+    job = experiment_job.current_job()
+    if experiment_job.same(job, question.experiment, _params(question)) and job.ended and job.result is not None:
+        return job.result
+    memo = st.session_state.setdefault(RESULTS, {})
+    if question.experiment not in memo or memo[question.experiment] is None:
+        memo[question.experiment] = question.stored()
+    return memo[question.experiment]
+
+
+def arrive(lesson: Lesson, index: int) -> None:
+    """On arriving at a step: its choice widget starts from this step's locked prediction, if any."""
+    st.session_state.pop(CHOICE, None)
+    locked = prediction(lesson, index)
+    if locked is not None:
+        st.session_state[CHOICE] = locked
+
+
+def ask(lesson: Lesson, index: int, question: Question) -> None:
+    """The question, the prediction widget and the Lock / Reveal buttons."""
+    here, done = _here(lesson, index), revealed(lesson, index) is not None or here_asked(lesson, index)
+    with st.container(border=True):
+        st.markdown(f":material/help: **{question.prompt}**")
+        if question.choices:
+            st.radio("Your prediction", range(len(question.choices)), format_func=question.choices.__getitem__,
+                     index=None, key=CHOICE, disabled=done)
+        else:
+            low, high, step = question.number
+            st.number_input(f"Your prediction{f' ({question.unit})' if question.unit else ''}", low, high,
+                            value=None, step=step, key=CHOICE, disabled=done, placeholder="a number")
+        locked = prediction(lesson, index)
+        lock, reveal = st.columns(2)
+        lock.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock, args=(here,),
+                    disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
+        reveal.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", disabled=locked is None
+                      or done, on_click=_on_reveal, args=(here, question), width="stretch")
+        if locked is not None and not done:
+            st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it, or Reveal.")
+        elif locked is None:
+            st.caption("Pick an answer and lock it in: the measurement appears only after that.")
+
+
+def here_asked(lesson: Lesson, index: int) -> bool:
+    return _here(lesson, index) in st.session_state.setdefault(REVEALED, {})
+
+
+def shown(question: Question, value) -> str:
+    if question.choices:
+        return question.choices[int(value)]
+    return f"{value:g}{f' {question.unit}' if question.unit else ''}"
+
+
+def judged(question: Question, value, reveal: Reveal) -> str:
+    if question.choices:
+        if not reveal.correct:
+            return ":material/help: The evidence does not decide between the choices."
+        right = int(value) in reveal.correct
+        return ":material/check_circle: Your prediction matches." if right else (
+            ":material/cancel: Not what was measured.")
+    if reveal.value is None or math.isnan(reveal.value):
+        return ":material/help: Nothing measured to compare with."
+    return (":material/check_circle: Within 10% of the measurement." if question.close_enough(float(value),
+            reveal.value) else ":material/cancel: More than 10% away from the measurement.")
+
+
+def result(lesson: Lesson, index: int, question: Question) -> bool:
+    """The answer beside the prediction, in the container keyed `lesson_result`; False (and nothing
+    drawn) before the reveal. An experiment still running shows its progress and a Stop button."""
+    if not here_asked(lesson, index):
+        return False
+    here = _here(lesson, index)
+    answer = revealed(lesson, index)
+    if answer is None:
+        outcome = _result(question) if question.experiment else None
+        if question.experiment and outcome is None:
+            _running(question)
+            return True
+        answer = question.reveal(outcome)
+        st.session_state[REVEALED][here] = answer
+    with st.container(key=RESULT, border=True):
+        mine, measured = st.columns(2)
+        mine.metric("You predicted", shown(question, prediction(lesson, index)))
+        measured.metric("Measured", shown(question, answer.value) if answer.value is not None else (
+            question.choices[answer.correct[0]] if len(answer.correct) == 1 else "see below"))
+        st.markdown(judged(question, prediction(lesson, index), answer))
+        st.markdown(answer.answer)
+        if answer.view.figure is not None:
+            widgets.chart(answer.view.figure, key=f"lesson_reveal_fig_{lesson.id}_{index}")
+            if answer.view.caption:
+                st.caption(answer.view.caption)
+        if answer.verdict:
+            with st.expander("The verdict, with its 95% intervals over seeds"):
+                st.markdown(answer.verdict)
+    return True
+
+
+def _running(question: Question) -> None:
+    job = experiment_job.current_job()
+    if not experiment_job.same(job, question.experiment, _params(question)):
+        message = experiment_job.take_error() or "Another experiment of this session is running: stop it first."
+        st.warning(message, icon=":material/hourglass_top:")
+        return
+
+    def body(job) -> None:
+        with st.container(key=RESULT, border=True):
+            p = job.progress()
+            if p.queue_position:
+                st.markdown(f":material/hourglass_top: Waiting for a free slot: {p.queue_position} in the queue")
+            elif job.status == "failed":
+                st.error(f"The experiment failed: {job.message}")
+            elif job.status == "stopped":
+                st.info("Stopped before a single seed finished, so there is nothing to show yet.")
+                st.button("Measure it after all", key=RERUN, icon=":material/play_arrow:",
+                          on_click=experiment_job.on_run, args=(question.experiment, _params(question), False))
+            else:
+                st.progress(p.fraction, text=f"Measuring: {EXPERIMENTS[job.name].title} · {p.text} · "
+                                             f"{p.fraction:.0%}")
+                st.button("Stop", key=STOP, icon=":material/stop:", on_click=experiment_job.on_stop)
+
+    experiment_job.poll(job, body)
