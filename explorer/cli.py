@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
 from .experiments import cli as experiments_cli
+from .lessons import cli as lessons_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import open_for_resume, safe_name, save_run
@@ -237,6 +238,8 @@ COMMANDS: dict[str, Command] = {
                         add_pretrain_arguments, run_pretrain),
     "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",
                           experiments_cli.add_arguments, experiments_cli.run_command),
+    "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
+                       lessons_cli.add_arguments, lessons_cli.run_command),
 }
 
 

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from ui import frame, lesson_nav, lesson_question, menu, widgets
+from ui import frame, lesson_nav, lesson_question, menu
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -26,8 +26,8 @@ def choose() -> None:
             st.caption(f"{lesson.source} · {len(lesson.steps)} steps · "
                        f"{sum(s.question is not None for s in lesson.steps)} questions")
             st.markdown(lesson.summary)
-            st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", on_click=lesson_nav.open_lesson,
-                      args=(lesson.id,), type="primary")
+            st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", type="primary",
+                      on_click=lesson_nav.open_lesson, args=(lesson.id,))
 
 
 def try_it(step, values: dict) -> None:
@@ -44,7 +44,7 @@ def show_step(lesson, index: int) -> None:
     st.caption(f"{lesson.title} · {lesson.source}")
     lesson_nav.say_problem()
     lesson_nav.nav_buttons(lesson, index)
-    st.header(step.title, anchor=False)
+    st.title(step.title, anchor=False)
     text, live = st.columns([2, 3], gap="large")
     with text:
         st.markdown(step.text)
@@ -55,20 +55,13 @@ def show_step(lesson, index: int) -> None:
             try_it(step, values)
     with live:
         shown = step.question is not None and lesson_question.result(lesson, index, step.question)
-        view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))
+        try:
+            view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))
+        except (OSError, ValueError) as err:   # a shipped model missing or damaged on this server
+            st.warning(f"This step's view could not be built: {err}", icon=":material/error:")
+            view = None
         if view is not None:
-            if view.figure is not None:
-                widgets.chart(view.figure, key=f"lesson_fig_{lesson.id}_{index}")
-            if view.caption:
-                st.caption(view.caption)
-            if view.table is not None:
-                st.dataframe(view.table, hide_index=True)
-            if view.note:
-                st.markdown(view.note)
-            if view.check is not None:
-                with st.container(border=True):
-                    st.markdown(f":material/fact_check: **The text says:** {view.check.claim}\n\n"
-                                f"**Measured:** {view.check.measured}\n\n**Which is right:** {view.check.right}")
+            lesson_question.draw(view, f"lesson_fig_{lesson.id}_{index}")
 
 
 lesson, index = lesson_nav.where()

@@ -13,7 +13,7 @@ import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result
 from explorer.experiments.runner import resolve_params
-from explorer.lessons import Lesson, Question, Reveal
+from explorer.lessons import Lesson, Question, Reveal, View
 from ui import experiment_job, widgets
 
 CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
@@ -85,11 +85,10 @@ def ask(lesson: Lesson, index: int, question: Question) -> None:
             st.number_input(f"Your prediction{f' ({question.unit})' if question.unit else ''}", low, high,
                             value=None, step=step, key=CHOICE, disabled=done, placeholder="a number")
         locked = prediction(lesson, index)
-        lock, reveal = st.columns(2)
-        lock.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock, args=(here,),
-                    disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
-        reveal.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", disabled=locked is None
-                      or done, on_click=_on_reveal, args=(here, question), width="stretch")
+        st.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock, args=(here,),
+                  disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
+        st.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", disabled=locked is None
+                  or done, on_click=_on_reveal, args=(here, question), width="stretch")
         if locked is not None and not done:
             st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it, or Reveal.")
         elif locked is None:
@@ -139,15 +138,30 @@ def result(lesson: Lesson, index: int, question: Question) -> bool:
         measured.metric("Measured", shown(question, answer.value) if answer.value is not None else (
             question.choices[answer.correct[0]] if len(answer.correct) == 1 else "see below"))
         st.markdown(judged(question, prediction(lesson, index), answer))
-        st.markdown(answer.answer)
-        if answer.view.figure is not None:
-            widgets.chart(answer.view.figure, key=f"lesson_reveal_fig_{lesson.id}_{index}")
-            if answer.view.caption:
-                st.caption(answer.view.caption)
+        draw(answer.view, f"lesson_reveal_fig_{lesson.id}_{index}", answer.answer)
         if answer.verdict:
             with st.expander("The verdict, with its 95% intervals over seeds"):
                 st.markdown(answer.verdict)
     return True
+
+
+def draw(view: View, key: str, text: str = "") -> None:
+    """A step's view or a reveal's: the figure first (a projector shows it without scrolling), its
+    caption, then `text`, a table, a note and a seed check."""
+    if view.figure is not None:
+        widgets.chart(view.figure, key=key)
+    if view.caption:
+        st.caption(view.caption)
+    if text:
+        st.markdown(text)
+    if view.table is not None:
+        st.dataframe(view.table, hide_index=True)
+    if view.note:
+        st.markdown(view.note)
+    if view.check is not None:
+        with st.container(border=True):
+            st.markdown(f":material/fact_check: **The text says:** {view.check.claim}\n\n"
+                        f"**Measured:** {view.check.measured}\n\n**Which is right:** {view.check.right}")
 
 
 def _running(question: Question) -> None:

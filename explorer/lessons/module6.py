@@ -94,7 +94,8 @@ LESSON = Lesson(
         Step("Order is invisible to attention",
              "Attention compares tokens by content only: *the dog bites man* and *man bites the dog* give the "
              "same set of comparisons. So each position gets a vector of its own, added to its token's "
-             "embedding:\n\nPE(pos, 2i) = sin(pos / 10000^(2i/d_model))  \nPE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))",
+             "embedding:\n\n$$PE_{(pos,\\,2i)} = \\sin(pos / 10000^{2i/d_{model}}),\\quad "
+             "PE_{(pos,\\,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$$",
              facts.pe_view, (facts.D_MODEL, facts.POSITIONS), try_it=facts.pe_try_it),
         Step("Which dimensions change fastest?",
              "The module says the low dimensions change slowly and the high ones quickly. Look at the heatmap "
@@ -108,7 +109,8 @@ LESSON = Lesson(
         Step("The pre-norm block",
              "A block normalises its input, lets every position attend to the ones before it, and adds the "
              "result back; then it normalises again, runs a small two-layer network at each position and adds "
-             "that back:\n\nh = x + Attention(LayerNorm(x))  \nout = h + FFN(LayerNorm(h))\n\nSwitch to "
+             "that back:\n\n$$h = x + \\mathrm{Attention}(\\mathrm{LN}(x)),\\quad "
+             "out = h + \\mathrm{FFN}(\\mathrm{LN}(h))$$\n\nSwitch to "
              "Post-LN to see where the original paper put the norms instead.",
              block_view, (NORM,)),
         Step("The output projection",
