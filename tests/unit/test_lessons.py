@@ -4,8 +4,7 @@ build, and reveals that say only what was measured."""
 import pytest
 
 from explorer.experiments import EXPERIMENTS, refusal_of
-from explorer.lessons import LESSONS, Control, Question, Reveal, View
-from explorer.lessons import facts
+from explorer.lessons import LESSONS, Control, Question, Reveal, View, facts
 
 STEPS = [(lesson.id, k) for lesson in LESSONS.values() for k in range(len(lesson.steps))]
 
