@@ -8,7 +8,8 @@
 2. View change: seconds from a click to the new view painted (script finished, charts drawn), timed
    in the page from the click event, for a few everyday clicks: the
    Attention page's attention kind, a head picked on its close-up's slider or on the mosaic (the
-   head shown, no rerun; then the rerun that follows done); the Positional page's d_model. Median over
+   head shown, no rerun; then the rerun that follows done); the Positional page's d_model; a lesson's
+   Next and Back in the presenter view, and a reveal whose experiment result is stored. Median over
    --repeats clicks each; also the time as Playwright sees it (its click's own checks and polling added),
    and for a rerun the time of the last change to any chart's drawing (a second draw would show there).
 3. Live training: the Train page's default run (the fast reversal preset) trained through the browser,
@@ -138,7 +139,8 @@ def view_changes(page, url: str, repeats: int) -> dict[str, list[tuple[float, fl
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in (
         "attention: switch kind", "attention: pick a head on the slider, close-up shown",
         "attention: pick a head on the mosaic, close-up shown", "attention: pick a head, the rerun after it done",
-        "positional: change d_model")}
+        "positional: change d_model", "lessons (presenter): Next", "lessons (presenter): Back",
+        "lessons: reveal a stored result")}
     page.goto(f"{url}/attention")
     kinds = page.locator(".st-key-att_kind button")
     for i in range(repeats):
@@ -160,7 +162,32 @@ def view_changes(page, url: str, repeats: int) -> dict[str, list[tuple[float, fl
         box.fill(str(32 + 16 * (i % 3)))
         blur = page.locator("[data-testid=stMain] h1")  # a click elsewhere commits the typed value
         times["positional: change d_model"].append(click_and_settle(page, blur))
+    lesson_steps(page, url, repeats, times)
     return times
+
+
+def lesson_steps(page, url: str, repeats: int, times: dict) -> None:
+    """Next and Back through a lesson in the presenter view, and a reveal whose experiment is stored."""
+    from explorer.lessons import LESSONS
+
+    page.goto(f"{url}/lessons?lesson=ch2&step=1&present=1")
+    for _ in range(repeats):
+        for name, key in (("Next", "lesson_next"), ("Back", "lesson_prev")):
+            at_rest(page)
+            times[f"lessons (presenter): {name}"].append(
+                click_and_settle(page, page.locator(f".st-key-{key} button")))
+    stored = [(lesson.id, k) for lesson in LESSONS.values() for k, s in enumerate(lesson.steps, 1)
+              if s.question is not None and s.question.experiment and s.question.choices and s.question.stored()]
+    for i in range(min(repeats, len(stored))):
+        lesson_id, k = stored[i]
+        page.goto(f"{url}/lessons?lesson={lesson_id}&step={k}")
+        at_rest(page)
+        page.locator(".st-key-lesson_choice [role=radiogroup] label").first.click()
+        at_rest(page)
+        page.locator(".st-key-lesson_lock button").click()
+        at_rest(page)
+        times["lessons: reveal a stored result"].append(click_and_settle(page, page.locator(
+            ".st-key-lesson_reveal button")))
 
 
 def live_training(page, url: str, runs: Path, steps: int):
