@@ -1,0 +1,71 @@
+"""Lessons in Chromium: every lesson walked with the → key from its link, one question locked and
+revealed (nothing of the answer on the page before the lock), and a step's shot at 1280x720."""
+
+import pytest
+
+from explorer.lessons import LESSONS
+from tests.browser.test_browser import SHOTS, TIMEOUT_MS, _wait_rendered, streamlit_server
+
+STEP_LABEL = "[data-testid=stMain] [data-testid=stMarkdownContainer] b"
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("lessons")) as url:
+        yield url
+
+
+def wait_step(page, k: int, n: int) -> None:
+    page.wait_for_function(f"""() => [...document.querySelectorAll('{STEP_LABEL}')]
+        .some(b => b.innerText === 'Step {k} of {n}')""", timeout=TIMEOUT_MS)
+    _wait_rendered(page)
+
+
+@pytest.mark.parametrize("lesson_id", list(LESSONS))
+def test_a_lesson_walks_from_its_link_with_the_arrow_keys(server, chromium, lesson_id):
+    lesson, errors = LESSONS[lesson_id], []
+    n = len(lesson.steps)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(f"{server}/lessons?lesson={lesson_id}&step=1")
+        _wait_rendered(page)
+        for k in range(1, n + 1):
+            wait_step(page, k, n)
+            assert page.locator("[data-testid=stMain] h1").first.inner_text() == lesson.steps[k - 1].title
+            assert page.locator("[data-testid=stException]").count() == 0
+            assert f"step={k}" in page.url
+            if k < n:
+                page.locator("[data-testid=stMain] h1").first.click()   # focus on the page, not a widget
+                page.keyboard.press("ArrowRight")
+        if n > 1:
+            page.keyboard.press("ArrowLeft")
+            wait_step(page, n - 1, n)
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_a_question_shows_its_answer_only_after_the_lock(server, chromium):
+    lesson_id, k = next((lesson.id, k) for lesson in LESSONS.values() for k, s in enumerate(lesson.steps, 1)
+                        if s.question is not None and s.question.experiment is None and s.question.choices)
+    page = chromium.new_page(viewport={"width": 1280, "height": 720})
+    try:
+        page.goto(f"{server}/lessons?lesson={lesson_id}&step={k}")
+        _wait_rendered(page)
+        result = page.locator(".st-key-lesson_result")
+        assert result.count() == 0 and page.locator(".st-key-lesson_reveal button").is_disabled()
+        page.locator(".st-key-lesson_choice [role=radiogroup] label").first.click()
+        _wait_rendered(page)
+        page.locator(".st-key-lesson_lock button").click()
+        _wait_rendered(page)
+        assert result.count() == 0   # locked, not yet revealed
+        page.locator(".st-key-lesson_reveal button").click()
+        result.wait_for(timeout=TIMEOUT_MS)
+        _wait_rendered(page)
+        text = result.inner_text()
+        assert "You predicted" in text and "Measured" in text
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / f"lesson-{lesson_id}-{k}-revealed-1280x720.png"))
+    finally:
+        page.close()
