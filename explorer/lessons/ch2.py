@@ -41,7 +41,7 @@ def permutation_view(values: dict) -> View:
     sim, gap, size = live.permutation_check(pe)
     tokens = [str(t) for t in live.TOKENS]
     shuffled = [tokens[i] for i in live.SHUFFLE]
-    fig = similarity_heatmap(sim, title=f"Encoder outputs, original order (rows) vs shuffled (columns), PE: {pe}",
+    fig = similarity_heatmap(sim, title=f"Encoder outputs: original vs shuffled (PE: {pe})",
                              zmin=-1, zmax=1)
     fig.update_xaxes(ticktext=shuffled, tickvals=list(range(len(shuffled))), title="shuffled input")
     fig.update_yaxes(ticktext=tokens, tickvals=list(range(len(tokens))), title="original input")

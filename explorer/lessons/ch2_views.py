@@ -187,6 +187,6 @@ def smoothing_rows(k: int = 8, target: int = 3, eps: float = 0.1) -> dict[str, n
 
 
 def smoothing_table(rows: dict[str, np.ndarray], target: int, pad: int = 0) -> pd.DataFrame:
-    return pd.DataFrame([{"target row": name, "on the target": float(r[target]), "on padding": float(r[pad]),
-                          "each other class": float(np.delete(r, [target, pad]).mean()), "sum": float(r.sum())}
+    return pd.DataFrame([{"row": name, "target": float(r[target]), "padding": float(r[pad]),
+                          "each other": float(np.delete(r, [target, pad]).mean()), "sum": float(r.sum())}
                          for name, r in rows.items()])
