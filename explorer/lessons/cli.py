@@ -1,14 +1,16 @@
 """`python -m explorer lessons [--build] [--only LESSON]`: the lessons' questions and whether their
-measured answers are stored; `--build` computes the missing ones into pretrained/experiments/ (the
-results shipped with the app, so a class's first reveal is instant). Ctrl+C stops; the
-experiment it interrupts is not stored (a partial result never is).
+measured answers are stored; `--build` ships the missing ones in pretrained/experiments/ (copied from
+the live cache under runs/ when computed there, else computed now), so a class's first reveal is
+instant. Ctrl+C stops; the experiment it interrupts is not stored (a partial result never is).
 """
 
 from __future__ import annotations
 
 import argparse
+import shutil
 
-from explorer.experiments import SerialExecutor, Stopped, run_cached
+from explorer.experiments import SerialExecutor, Stopped, cache_path, cached, run_cached
+from explorer.experiments.runner import RESULT_FILE
 
 from . import LESSONS, SHIPPED_RESULTS
 
@@ -40,21 +42,32 @@ def questions(only: str | None = None):
                 yield lesson, k, q
 
 
+def ship(q) -> str:
+    """Store the question's result among the shipped ones: copied from the live cache when someone
+    computed it there (the same code and parameters give the same entry), else computed now."""
+    live = cache_path(q.experiment, q.params)
+    target = cache_path(q.experiment, q.params, SHIPPED_RESULTS)
+    if (live / RESULT_FILE).is_file():
+        shutil.copytree(live, target)
+        return f"copied from {live}"
+    result = run_cached(q.experiment, q.params, cache_dir=SHIPPED_RESULTS, executor=SerialExecutor())
+    return f"{result.seconds:.0f} s: {result.verdict}"
+
+
 def run_command(args: argparse.Namespace) -> int:
     missing = 0
     for lesson, k, q in questions(args.only):
-        stored = q.stored()
+        shipped = cached(q.experiment, q.params, SHIPPED_RESULTS) is not None
         print(f"{lesson.id} step {k}: {q.experiment} {q.params or '(defaults)'}: "
-              f"{'stored' if stored is not None else 'missing'}")
-        if stored is not None or not args.build:
-            missing += stored is None
+              f"{'shipped' if shipped else 'stored here only' if q.stored() else 'missing'}")
+        if shipped or not args.build:
+            missing += not shipped
             continue
         try:
-            result = run_cached(q.experiment, q.params, cache_dir=SHIPPED_RESULTS, executor=SerialExecutor())
+            print(f"    {ship(q)}")
         except (KeyboardInterrupt, Stopped):
             print("stopped: nothing of this experiment was stored")
             return 130
-        print(f"    {result.seconds:.0f} s: {result.verdict}")
     if missing:
-        print(f"{missing} missing: `python -m explorer lessons --build` computes them")
+        print(f"{missing} not shipped: `python -m explorer lessons --build` ships them")
     return 0

@@ -76,3 +76,15 @@ def test_the_low_dimensions_turn_fastest_as_measured_in_the_table():
 def test_number_predictions_count_within_ten_percent():
     q = Question("?", lambda r: Reveal("x"), number=(0.0, 100.0, 1.0))
     assert q.close_enough(10.5, 10.0) and not q.close_enough(12.0, 10.0)
+
+
+def test_every_measured_question_ships_its_answer():
+    """A class's first reveal on a fresh server is instant: `python -m explorer lessons --build` stored
+    every experiment a question needs, at the question's budget, under the current code version."""
+    from explorer.experiments import cached
+    from explorer.lessons import SHIPPED_RESULTS
+
+    missing = [(lesson.id, k, s.question.experiment) for lesson in LESSONS.values()
+               for k, s in enumerate(lesson.steps, 1) if s.question is not None and s.question.experiment
+               and cached(s.question.experiment, s.question.params, SHIPPED_RESULTS) is None]
+    assert not missing, f"not shipped (run `python -m explorer lessons --build`): {missing}"

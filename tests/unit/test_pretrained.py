@@ -88,7 +88,7 @@ def test_files_are_small_and_hold_no_pickle():
     files = [p for p in PRETRAINED_DIR.rglob("*") if p.is_file()]
     assert {p.suffix for p in files} <= {".safetensors", ".json", ".md", ".csv"}  # the histories are plain text
     for p in files:
-        if p.suffix == ".csv":
+        if p.suffix == ".csv" and "experiments" not in p.relative_to(PRETRAINED_DIR).parts:  # lessons' answers
             assert list(pd.read_csv(p).columns[:2]) == ["step", "loss"]
     total = sum(p.stat().st_size for p in files)
     assert total < 25 * 2**20, f"pretrained/ holds {total / 2**20:.1f} MB"
