@@ -123,3 +123,30 @@ def test_without_a_lesson_the_page_offers_all_three():
         f"lesson_open_{k}" for k in LESSONS]
     at.button(key="lesson_open_module6").click().run()
     assert "Step 1 of" in step_text(at)
+
+
+def test_a_reveal_nobody_has_measured_runs_its_experiment_with_progress_and_stop(jobs, monkeypatch, tmp_path):
+    from explorer.lessons import base
+    from tests.app.test_app_experiments import poll_until
+    from ui import experiment_job
+
+    monkeypatch.setattr(base, "SHIPPED_RESULTS", tmp_path / "nothing-shipped")
+    lesson_id, k = next((lesson.id, k) for lesson in LESSONS.values() for k, s in enumerate(lesson.steps, 1)
+                        if s.question is not None and s.question.experiment and s.question.choices)
+    at = open_lesson({"lesson": lesson_id, "step": str(k)})
+    at.radio(key="lesson_choice").set_value(0).run()
+    at.button(key="lesson_lock").click().run()
+    at.button(key="lesson_reveal").click().run()
+    assert_ok(at)
+    job = at.session_state[experiment_job.EXP_JOB]
+    assert job.name == LESSONS[lesson_id].steps[k - 1].question.experiment
+    assert at.get("progress") and "Measured" not in [m.label for m in at.metric]
+    at.button(key="lesson_stop").click().run()
+    poll_until(at, lambda: job.ended)
+    at.run()
+    assert_ok(at)
+    assert job.status == "stopped"
+    if job.result is None:   # stopped before a seed finished: nothing to show, and a way to run it after all
+        assert "nothing to show yet" in texts(at) and at.button(key="lesson_rerun")
+    else:                    # a partial result is shown, and it decides nothing
+        assert "Measured" in [m.label for m in at.metric] and "does not decide" in texts(at)
