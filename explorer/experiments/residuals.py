@@ -13,6 +13,12 @@ recipe's lr 3e-3, warmup, cosine), against the unigram baseline: the loss of pre
 by its frequency alone, which is what a model that learned nothing from the context reaches.
 (b) At initialisation: the gradient norm of each block's parameters (`p.grad`, as in pre-post-ln) on
 one training batch; the claim compares the first block's with the last's, on a log scale.
+
+Measured at the default budget (5 seeds x 150 steps; bench/README.md, session 11, has the timing and why 5
+seeds): every claim holds. Val loss 2.35 with residuals, 2.95 without (the unigram baseline is 2.946: the plain
+stack predicts the most frequent character, 17.4%), 2.75 for 2 blocks without. At initialisation the first
+block's gradient is 1.7x the last's with residuals and 0.26x without: it fades, but about 4x over 12 blocks,
+not by orders of magnitude (each block's LayerNorm rescales what it passes on).
 """
 
 from __future__ import annotations
@@ -70,7 +76,7 @@ class ResidualParams:
     warmup: int = 30
     eval_every: int = 25
     eval_examples: int = 256
-    seeds: int = 5
+    seeds: int = 5                 # 3 leave the depth control and the gradient claim open (bench/README.md)
 
     def __post_init__(self) -> None:
         for name in ("layers", "d_model", "n_heads", "batch_size", "steps", "eval_examples", "seeds"):
