@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .checkpoints import CheckpointError
-from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS
+from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
 from .lessons import cli as lessons_cli
 from .model import build_model
@@ -53,6 +53,7 @@ MODEL_FLAGS = {  # flag -> (ModelConfig field, type, choices, help)
     "--pos-encoding": ("pos_encoding", str, POS_ENCODINGS, "positional encoding"),
     "--pe-base": ("pe_base", float, None, "base of sinusoidal / RoPE frequencies"),
     "--norm": ("norm", str, NORMS, "LayerNorm before (pre) or after (post) each sublayer"),
+    "--residual": ("residual", str, RESIDUALS, "x + f(x) around each sublayer (add), or f(x) alone (none)"),
     "--activation": ("activation", str, ACTIVATIONS, "feed-forward activation"),
 }
 TASK_FLAGS = {

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 ARCHITECTURES = ("encoder-decoder", "encoder", "decoder")
 POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
 NORMS = ("pre", "post")
+RESIDUALS = ("add", "none")   # x + f(x) around every sublayer, or f(x) alone (the ablation)
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 
 
@@ -42,6 +43,7 @@ class ModelConfig:
     "decoder" (language model). Fields that an architecture does not use are ignored by it
     (an encoder classifier has no decoder layers). `src_vocab_size=0` means the encoder reads
     continuous vectors of width `d_model` instead of token ids (the notebook's order task).
+    `residual="none"` drops the residual connections (x + f(x) becomes f(x)), to test what they do.
     `tie_embeddings` shares the decoder's input embedding with the output projection, and with
     the encoder's embedding too when both vocabularies are the same (Vaswani et al.).
     """
@@ -58,6 +60,7 @@ class ModelConfig:
     pos_encoding: str = "sinusoidal"
     pe_base: float = 10_000.0
     norm: str = "pre"
+    residual: str = "add"
     activation: str = "relu"
     max_len: int = 64
     tie_embeddings: bool = False
@@ -68,6 +71,7 @@ class ModelConfig:
         _choice("arch", self.arch, ARCHITECTURES)
         _choice("pos_encoding", self.pos_encoding, POS_ENCODINGS)
         _choice("norm", self.norm, NORMS)
+        _choice("residual", self.residual, RESIDUALS)
         _choice("activation", self.activation, ACTIVATIONS)
         for name in ("d_model", "n_heads", "d_ff", "max_len"):
             value = getattr(self, name)
@@ -313,7 +317,7 @@ def nearest_valid_heads(d_model: int, n_heads: int) -> int:
 
 
 __all__ = [
-    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "ModelConfig", "param_count",
+    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "RESIDUALS", "ModelConfig", "param_count",
     "flops_per_token", "train_memory_bytes", "REFERENCE_PRESETS", "CLASSROOM_PRESETS",
     "ReferencePreset", "human", "nearest_valid_heads", "param_story", "approx",
 ]

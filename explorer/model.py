@@ -115,15 +115,18 @@ class FeedForward(nn.Module):
         return self.linear2(self.dropout(self.act(self.linear1(x))))
 
 
-# Where LayerNorm sits around a sublayer f: the two placements the chapter compares.
+# Where LayerNorm sits around a sublayer f (the two placements the chapter compares), keyed by
+# (norm, residual); residual "none" drops the x + (the ablation of the `residuals` experiment).
 RESIDUAL = {
-    "pre": lambda x, f, norm: x + f(norm(x)),    # x + Sublayer(LayerNorm(x))
-    "post": lambda x, f, norm: norm(x + f(x)),   # LayerNorm(x + Sublayer(x))
+    ("pre", "add"): lambda x, f, norm: x + f(norm(x)),    # x + Sublayer(LayerNorm(x))
+    ("post", "add"): lambda x, f, norm: norm(x + f(x)),   # LayerNorm(x + Sublayer(x))
+    ("pre", "none"): lambda x, f, norm: f(norm(x)),       # Sublayer(LayerNorm(x))
+    ("post", "none"): lambda x, f, norm: norm(f(x)),      # LayerNorm(Sublayer(x))
 }
 
 
 class EncoderBlock(nn.Module):
-    """Self-attention then FFN, each wrapped in Add&Norm (pre or post)."""
+    """Self-attention then FFN, each wrapped in Add&Norm (pre or post; no Add with residual "none")."""
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
@@ -131,7 +134,7 @@ class EncoderBlock(nn.Module):
         self.ffn = FeedForward(cfg)
         self.norm1, self.norm2 = nn.LayerNorm(cfg.d_model), nn.LayerNorm(cfg.d_model)
         self.dropout = nn.Dropout(cfg.dropout)
-        self.residual = RESIDUAL[cfg.norm]
+        self.residual = RESIDUAL[cfg.norm, cfg.residual]
         self.hook_resid = HookPoint()                                   # (B, T, d_model)
 
     def forward(self, x: Tensor, mask: Tensor | None = None, rotate=None, causal: bool = False,
@@ -156,7 +159,7 @@ class DecoderBlock(nn.Module):
         self.norm1, self.norm2 = nn.LayerNorm(d), nn.LayerNorm(d)
         self.norm3 = nn.LayerNorm(d) if cross else None
         self.dropout = nn.Dropout(cfg.dropout)
-        self.residual = RESIDUAL[cfg.norm]
+        self.residual = RESIDUAL[cfg.norm, cfg.residual]
         self.hook_resid = HookPoint()                                   # (B, T, d_model)
 
     def forward(self, x: Tensor, memory: Tensor | None = None, tgt_mask: Tensor | None = None,

@@ -9,6 +9,7 @@ message, which the sidebar shows instead of a traceback.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import json
 from dataclasses import dataclass
@@ -193,17 +194,25 @@ def deleted_since_loaded(name: str) -> bool:
 
 def trained_models() -> dict[str, tuple[str, dict, dict]]:
     """Every trained model with a history, by key ("run:NAME", "pretrained:NAME"): (label, task dict,
-    model config dict), from what the lists already hold (nothing is loaded). Runs first, newest first."""
+    model config dict), from what the lists already hold (nothing is loaded). Runs first, newest first.
+    A config saved before a field existed gets the field's default, so old and new runs compare."""
     out = {f"run:{name}": (name, sel.task.cfg.to_dict(), sel.config.to_dict())
            for name, sel in st.session_state.get(SESSION_RUNS, {}).items()}
     try:
         for info in runs.list_runs():
-            out.setdefault(f"run:{info.name}", (info.name, info.task, info.model))
+            out.setdefault(f"run:{info.name}", (info.name, info.task, _complete(info.model)))
         for e in pretrained_entries():
-            out[f"pretrained:{e['name']}"] = (f"{e['name']} (shipped)", e.get("task", {}), e.get("model", {}))
+            out[f"pretrained:{e['name']}"] = (f"{e['name']} (shipped)", e.get("task", {}),
+                                              _complete(e.get("model", {})))
     except (OSError, ValueError):
         pass  # a broken list offers what it could read
     return out
+
+
+def _complete(model: dict) -> dict:
+    if not model:
+        return model
+    return {**{f.name: f.default for f in dataclasses.fields(ModelConfig)}, **model}
 
 
 def load(key: str) -> SelectedModel:

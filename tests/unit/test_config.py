@@ -26,6 +26,8 @@ BAD = [
     (dict(dropout=-0.1), "dropout"),
     (dict(pos_encoding="alibi"), "pos_encoding"),
     (dict(norm="sandwich"), "norm"),
+    (dict(residual="skip"), "residual"),
+    (dict(residual=False), "residual"),
     (dict(activation="tanh"), "activation"),
     (dict(arch="rnn"), "arch"),
     (dict(max_len=0), "max_len"),
@@ -97,8 +99,15 @@ def test_estimates_scale_sensibly():
     assert 3e11 < flops_per_token(gpt3)["forward"] < 4.5e11
 
 
+def test_a_config_saved_before_residual_existed_loads_with_residuals():
+    old = {k: v for k, v in ModelConfig(norm="post").to_dict().items() if k != "residual"}
+    assert ModelConfig.from_dict(old) == ModelConfig(norm="post", residual="add")
+    with pytest.raises(ValueError, match="residual='skip' is not known; choose one of add, none"):
+        ModelConfig(residual="skip")
+
+
 def test_round_trip_dict():
-    cfg = ModelConfig(pos_encoding="rope", norm="post")
+    cfg = ModelConfig(pos_encoding="rope", norm="post", residual="none")
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown"):
         ModelConfig.from_dict({**cfg.to_dict(), "flux": 1})

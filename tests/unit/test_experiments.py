@@ -242,3 +242,22 @@ def test_too_many_conditions_are_refused_naming_the_limit(tmp_path, capsys):
     lines = printed.err.strip().splitlines()
     assert len(lines) == 1 and "MAX_WORK" in lines[0] and "Traceback" not in printed.err and not printed.out
     assert not any(tmp_path.iterdir())   # nothing ran or was written
+
+
+def test_residuals_compares_a_deep_stack_with_and_without_residuals_and_a_shallow_one():
+    from explorer.experiments.residuals import ResidualParams
+    from explorer.tasks import make_task
+    p = EXPERIMENTS["residuals"].tiny
+    result, _ = tiny("residuals")
+    conditions = ["3 layers, residual", "3 layers, no residual", "1 layer, no residual"]
+    assert [p.deep, p.plain, p.shallow] == conditions == list(dict.fromkeys(result.table["condition"]))
+    assert set(result.samples["metric"]) == {"val loss", "next-character accuracy", "log10 first/last block gradient"}
+    assert result.holds in (True, False, None) and len(result.evidence) == 4
+    assert [e.test for e in result.evidence] == ["Welch's t", "one-sample t", "Welch's t", "paired t"]
+    grads = result.curves[result.curves["metric"] == "grad_init"]   # one norm per block, seed and deep condition
+    assert set(grads["condition"]) == set(conditions[:2]) and (grads.groupby(["condition", "seed"]).size() == 3).all()
+    unigram = result.table.set_index(["condition", "metric"]).loc[(p.plain, "val loss"), "expected"]
+    assert 1.0 < unigram < math.log(len(make_task("char-lm").vocab))   # frequencies: below a uniform guess
+    assert work_units("residuals") == 3 * ResidualParams().seeds * ResidualParams().steps
+    with pytest.raises(ValueError, match="shallow_layers=12 must be fewer than layers=12"):
+        ResidualParams(shallow_layers=12)

@@ -9,7 +9,7 @@ from torch import nn
 from explorer.config import ModelConfig
 from explorer.equivalence import from_torch
 from explorer.inspect import capture
-from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model
+from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
 
 TOL = 1e-5
 PES = ("sinusoidal", "learned", "rope", "none")
@@ -213,3 +213,63 @@ def test_seeded_build_is_reproducible():
     pairs = list(zip(a.parameters(), b.parameters(), c.parameters()))
     assert all(torch.equal(p, q) for p, q, _ in pairs)
     assert not all(torch.equal(p, r) for p, _, r in pairs)
+
+
+# Residual connections: "add" is x + f(x) around every sublayer, "none" leaves f(x) alone.
+ARCH_ARGS = {"encoder-decoder": lambda s, t: (s, t), "encoder": lambda s, t: (s,), "decoder": lambda s, t: (t,)}
+OUT_SHAPE = {"encoder-decoder": (3, 6, 13), "encoder": (3, 2), "decoder": (3, 6, 13)}
+
+
+def _silence_sublayers(block: nn.Module) -> None:
+    """Zero every sublayer's last projection, so each sublayer outputs 0 whatever it reads."""
+    with torch.no_grad():
+        for m in (block.self_attn.out_proj, getattr(block, "cross_attn", None), block.ffn.linear2):
+            if m is not None:
+                lin = m.out_proj if isinstance(m, MultiHeadAttention) else m
+                lin.weight.zero_(), lin.bias.zero_()
+
+
+@pytest.mark.parametrize("norm", NORMS)
+def test_without_residuals_a_silenced_block_no_longer_passes_x_through(norm):
+    x, mem = torch.randn(2, 6, 16), torch.randn(2, 4, 16)
+    for make in (EncoderBlock, DecoderBlock):
+        out = {}
+        for residual in ("add", "none"):
+            torch.manual_seed(0)
+            block = make(tiny(norm=norm, residual=residual)).eval()
+            init_weights(block, pad_idx=0)   # a bare block's packed projection starts uninitialised
+            _silence_sublayers(block)
+            with torch.no_grad():
+                out[residual] = block(x) if make is EncoderBlock else block(x, mem)
+        if norm == "pre":   # x + 0 = x; without the residual, 0
+            assert torch.equal(out["add"], x) and torch.equal(out["none"], torch.zeros_like(x))
+        else:               # norm(x + 0) keeps x's direction; norm(0) is LayerNorm's bias (0 at init)
+            assert out["add"].abs().max() > 0.1 and torch.equal(out["none"], torch.zeros_like(x))
+
+
+@pytest.mark.parametrize("arch,norm", itertools.product(OUT_SHAPE, NORMS))
+def test_without_residuals_every_arch_runs_with_the_same_parameters(arch, norm):
+    from explorer.config import param_count
+    src, tgt = src_tgt()
+    models = {r: build_model(tiny(arch=arch, norm=norm, residual=r), seed=0).eval() for r in ("add", "none")}
+    with_res, without = (models[r](*ARCH_ARGS[arch](src, tgt)) for r in ("add", "none"))
+    assert with_res.shape == without.shape == OUT_SHAPE[arch] and torch.isfinite(without).all()
+    assert not torch.allclose(with_res, without)
+    a, b = (m.state_dict() for m in models.values())   # same names, shapes and initial weights
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+    counts = {r: param_count(m.cfg)["total"] for r, m in models.items()}
+    assert counts["add"] == counts["none"] == sum(p.numel() for p in models["none"].parameters())
+
+
+def test_residual_add_is_the_default_and_computes_x_plus_f_bit_for_bit():
+    assert ModelConfig().residual == "add"
+    torch.manual_seed(0)
+    block = EncoderBlock(tiny()).eval()
+    init_weights(block, pad_idx=0)
+    x = torch.randn(2, 6, 16)
+    with torch.no_grad():
+        h = x + block.self_attn(block.norm1(x))
+        assert torch.equal(block(x), h + block.ffn(block.norm2(h)))
+    src, tgt = src_tgt()
+    a, b = build_model(tiny(), seed=3).eval(), build_model(tiny(residual="add"), seed=3).eval()
+    assert torch.equal(a(src, tgt), b(src, tgt))
