@@ -11,7 +11,7 @@ import math
 
 import streamlit as st
 
-from explorer.experiments import EXPERIMENTS, Result
+from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
 from explorer.lessons import Lesson, Question, Reveal, View
 from ui import experiment_job, widgets
@@ -20,7 +20,7 @@ CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", 
 STOP, RERUN = "lesson_stop", "lesson_rerun"
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
-RESULTS = "_lesson_results"           # experiment name -> Result, read once per session
+RESULTS = "_lesson_results"           # experiment cache key -> Result, read once per session
 
 
 def _here(lesson: Lesson, index: int) -> tuple[str, int]:
@@ -58,10 +58,10 @@ def _result(question: Question) -> Result | None:
     job = experiment_job.current_job()
     if experiment_job.same(job, question.experiment, _params(question)) and job.ended and job.result is not None:
         return job.result
-    memo = st.session_state.setdefault(RESULTS, {})
-    if question.experiment not in memo or memo[question.experiment] is None:
-        memo[question.experiment] = question.stored()
-    return memo[question.experiment]
+    memo, key = st.session_state.setdefault(RESULTS, {}), cache_key(question.experiment, question.params)
+    if memo.get(key) is None:
+        memo[key] = question.stored()
+    return memo[key]
 
 
 def arrive(lesson: Lesson, index: int) -> None:
@@ -105,6 +105,12 @@ def shown(question: Question, value) -> str:
     return f"{value:g}{f' {question.unit}' if question.unit else ''}"
 
 
+def measured_text(question: Question, reveal: Reveal) -> str:
+    if question.choices:
+        return question.choices[reveal.correct[0]] if len(reveal.correct) == 1 else "see below"
+    return "—" if reveal.value is None else shown(question, reveal.value)
+
+
 def judged(question: Question, value, reveal: Reveal) -> str:
     if question.choices:
         if not reveal.correct:
@@ -135,8 +141,7 @@ def result(lesson: Lesson, index: int, question: Question) -> bool:
     with st.container(key=RESULT, border=True):
         mine, measured = st.columns(2)
         mine.metric("You predicted", shown(question, prediction(lesson, index)))
-        measured.metric("Measured", shown(question, answer.value) if answer.value is not None else (
-            question.choices[answer.correct[0]] if len(answer.correct) == 1 else "see below"))
+        measured.metric("Measured", measured_text(question, answer))
         st.markdown(judged(question, prediction(lesson, index), answer))
         draw(answer.view, f"lesson_reveal_fig_{lesson.id}_{index}", answer.answer)
         if answer.verdict:
