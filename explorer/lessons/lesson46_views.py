@@ -120,9 +120,8 @@ def permutation(_result=None) -> Reveal:
     with_pe = _shuffled("sinusoidal")[0]
     labels = [f"x{i}" for i in range(len(perm))]
     fig = attention_mosaic(np.stack([before, after]), labels, labels,
-                           "Attention before (top) and after shuffling the input (bottom)",
+                           "Attention, in order and shuffled",
                            layer_names=["in order", "shuffled"])
-    fig.update_layout(annotations=[])  # tile names say "layer", which these rows are not
     order = ", ".join(f"x{i}" for i in perm)
     return Reveal(
         f"Measured on one random block (D=16, H=4, no positional encoding), input shuffled to {order}: the output "
