@@ -13,6 +13,7 @@ from .base import Lesson, Question, Step
 
 # Pre-LN vs Post-LN: the default budget (3 seeds x 300 steps, warmup 0) already decides both training claims
 # of part (b); part (a), gradients at initialisation, stayed undecided at 3 and at 8 seeds and is not asked
+# (bench/README.md, "The notebook lesson's Pre-LN vs Post-LN budget")
 PRE_POST: dict = {}
 STACKS = NormParams()
 SEEDS = OrderParams().seeds   # pe-order and heads run as many seeds at their default budget
