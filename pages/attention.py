@@ -20,12 +20,15 @@ from explorer.figures.layout import EXPECTED_COLOUR
 from explorer.figures.results import sweep_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
-from ui import frame, inspecting, models, slider_events, widgets
+from ui import frame, inspecting, models, presenter, slider_events, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 _SHOWN = "_att_closeup_shown"        # (what it shows, which head) the close-up was last built with
 _FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
+# The close-up's plot in its column (2/5 of the page, less the labels and the colorbar), at 1280 px; wider
+# in presenter mode, which has no sidebar.
+CLOSEUP_PLOT_PX = {False: 240, True: 330}
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
 # What to notice, by (task, kind), then by kind.
 NOTICE = {
@@ -98,7 +101,7 @@ def score_table(view, kinds) -> None:
                "about 1 / number of keys).")
 
 
-def fit_mosaic(rows: int, cols: int, width_px: float = 950, max_height: float = 1400) -> tuple[float, int]:
+def fit_mosaic(rows: int, cols: int, width_px: float = 560, max_height: float = 1400) -> tuple[float, int]:
     """Size a mosaic of rows x cols cells for the page's width: cells as big as fit (up to 28 px), the
     whole no taller than max_height, so a 1-layer model is not a strip and a 12-layer one stays
     scrollable. Returns the cell size in pixels and the figure's height."""
@@ -117,11 +120,11 @@ def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, 
     """The real tokens along the mosaic's edges (keys under every tile column, queries beside every
     tile row), when the cells are big enough to read them: layout entries."""
     q, k = len(q_labels), len(k_labels)
-    if cell_px < 11:
+    if cell_px < 13:  # too small for 12 px labels
         return {}
     xs = [h * m["col_stride"] + j for h in range(n_heads) for j in range(k)]
     ys = [layer * m["row_stride"] + i for layer in range(n_layers) for i in range(q)]
-    font = dict(size=10)
+    font = dict(size=12)
     return dict(xaxis=dict(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
                            tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90),
                 yaxis=dict(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
@@ -148,7 +151,8 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
     m = mosaic_layout(n_h, q, k)
-    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h))
+    # The mosaic's column: 3/5 of the page, wider in presenter mode (no sidebar).
+    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h), width_px=720 if presenter.on() else 560)
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
     # costs milliseconds a call (explorer/figures/layout.py, figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
@@ -165,18 +169,21 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
 
 def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:
     n_l, n_h = scores.shape
-    if not np.isnan(scores).all():
-        widgets.chart(sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
-                                    title=f"Match with {ref_name}",
-                                    layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
-        st.caption("How closely each head follows the outlined pattern (1 = exactly).")
-    else:
-        st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
+    left, right = st.columns(2, gap="medium")
+    with left:
+        if not np.isnan(scores).all():
+            widgets.chart(sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                        title=f"Match with {ref_name}",
+                                        layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
+            st.caption("How closely each head follows the outlined pattern (1 = exactly).")
+        else:
+            st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
-    widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
-                                         title="Attention entropy per head", layout=dict(height=300)))
-    st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
-               "its weight evenly, as an untrained head does.")
+    with right:
+        widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
+                                             title="Attention entropy per head", layout=dict(height=300)))
+        st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
+                   "its weight evenly, as an untrained head does.")
 
 
 def linked_head() -> tuple[int, int]:
@@ -242,8 +249,8 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
     widgets.chart(attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
-                                    title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
-                  key=inspecting.ATT_CLOSEUP)
+                                    title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider,
+                                    size_px=CLOSEUP_PLOT_PX[presenter.on()]), key=inspecting.ATT_CLOSEUP)
     st.caption("Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
                f"tile's name in the mosaic. Outlined: {ref_name}. Grey: cells the mask forbids (the future, or "
                "padding). Each row sums to 1.")
@@ -293,19 +300,19 @@ def show(sel, picked) -> None:
     answer(sel, picked, tgt_in, ver)
     view = inspecting.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
     kind, ref_name, refs = pick_view(view)
-    score_table(view, view.kinds)
     pats, ref = view.patterns[kind], refs[ref_name]
     scores = views_data.match_scores(pats, ref)                          # (L, H), for the focus and the panels
     ent = views_data.head_entropy(pats, view.real_q[kind])
     context = (ver, kind, ref_name)
     focus = refocus(context, scores)
-    mosaic(view, kind, *focus, task.name)
-    st.subheader("One head up close")
-    left, right = st.columns([3, 2], gap="large")
+    # The mosaic and the close-up side by side, so both fit one 1280 x 720 screen; the tables under them.
+    left, right = st.columns([3, 2], gap="medium")
     with left:
-        focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
+        mosaic(view, kind, *focus, task.name)
     with right:
-        side_panels(view, kind, ref_name, scores, ent)
+        focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
+    side_panels(view, kind, ref_name, scores, ent)
+    score_table(view, view.kinds)
     slider_events.on_slider(inspecting.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]),
                             picker=inspecting.ATT_MOSAIC)
 
