@@ -188,7 +188,7 @@ def _make_room(layout: dict, traces) -> None:
         if legend.get("yref") == "container" and legend.get("y") == 0:  # LEGEND_BELOW, under the axis
             rows = math.ceil(sum(widths) / PLOT_PX)
             need["b"] += (LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)) * size / 12
-        elif legend.get("orientation") != "h" and "x" not in legend:  # Plotly's place: beside the plot
+        elif legend.get("orientation") != "h" and legend.get("x", 1.0) == 1.0:  # beside the plot (or put there)
             layout["legend"] = {"x": 1.0, "xanchor": "left", **legend}
             need["r"] = max(need["r"], max(widths))
     layout["margin"] = {side: max(margin[side], math.ceil(need[side])) for side in margin}

@@ -63,7 +63,7 @@ def _darken(layout: dict) -> None:
     layout["annotationdefaults"] = {**(layout.get("annotationdefaults") or {}), "arrowcolor": DARK_TEXT}
     layout["legend"] = {**(layout.get("legend") or {}), "bgcolor": "rgba(0,0,0,0)"}
     for name in _axes(layout):
-        layout[name] = {**layout[name], "gridcolor": DARK_GRID, "zerolinecolor": DARK_GRID, "linecolor": DARK_GRID}
+        layout[name] = {**layout[name], "gridcolor": DARK_GRID, "zerolinecolor": DARK_GRID}
     for menus in ("sliders", "updatemenus"):
         if layout.get(menus):
             layout[menus] = [{**m, **DARK_WIDGET, "font": {**(m.get("font") or {}), "color": DARK_TEXT}}
