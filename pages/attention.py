@@ -26,9 +26,6 @@ frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 _SHOWN = "_att_closeup_shown"        # (what it shows, which head) the close-up was last built with
 _FOLLOWED = "_att_closeup_followed"  # this rerun follows the close-up's slider
-# The close-up's plot in its column (2/5 of the page, less the labels and the colorbar), at 1280 px; wider
-# in presenter mode, which has no sidebar.
-CLOSEUP_PLOT_PX = {False: 240, True: 330}
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self (masked)", "cross": "Cross"}
 # What to notice, by (task, kind), then by kind.
 NOTICE = {
@@ -101,7 +98,7 @@ def score_table(view, kinds) -> None:
                "about 1 / number of keys).")
 
 
-def fit_mosaic(rows: int, cols: int, width_px: float = 560, max_height: float = 1400) -> tuple[float, int]:
+def fit_mosaic(rows: int, cols: int, width_px: float = 820, max_height: float = 1400) -> tuple[float, int]:
     """Size a mosaic of rows x cols cells for the page's width: cells as big as fit (up to 28 px), the
     whole no taller than max_height, so a 1-layer model is not a strip and a 12-layer one stays
     scrollable. Returns the cell size in pixels and the figure's height."""
@@ -151,8 +148,8 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
     m = mosaic_layout(n_h, q, k)
-    # The mosaic's column: 3/5 of the page, wider in presenter mode (no sidebar).
-    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h), width_px=720 if presenter.on() else 560)
+    # The page's width at 1280 px; wider in presenter mode, which has no sidebar.
+    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h), width_px=1150 if presenter.on() else 820)
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
     # costs milliseconds a call (explorer/figures/layout.py, figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
@@ -169,21 +166,18 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
 
 def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndarray) -> None:
     n_l, n_h = scores.shape
-    left, right = st.columns(2, gap="medium")
-    with left:
-        if not np.isnan(scores).all():
-            widgets.chart(sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
-                                        title=f"Match with {ref_name}",
-                                        layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
-            st.caption("How closely each head follows the outlined pattern (1 = exactly).")
-        else:
-            st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
+    if not np.isnan(scores).all():
+        widgets.chart(sweep_heatmap(scores, [f"H{h}" for h in range(n_h)], layer_names(n_l), "head", "layer",
+                                    title=f"Match with {ref_name}",
+                                    layout=dict(height=120 + 40 * n_l, yaxis=dict(autorange="reversed"))))
+        st.caption("How closely each head follows the outlined pattern (1 = exactly).")
+    else:
+        st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
     top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
-    with right:
-        widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
-                                             title="Attention entropy per head", layout=dict(height=300)))
-        st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
-                   "its weight evenly, as an untrained head does.")
+    widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
+                                         title="Attention entropy per head", layout=dict(height=300)))
+    st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
+               "its weight evenly, as an untrained head does.")
 
 
 def linked_head() -> tuple[int, int]:
@@ -249,8 +243,8 @@ def focused(view, kind: str, focus: tuple[int, int], ref_name: str, ref: np.ndar
     ticks = [f"L{la} H{h}" if len(heads) <= 16 else "" for la, h in heads]
     slider = z_slider(ticks, [pats[la, h] for la, h in heads], titles, shown)
     widgets.chart(attention_heatmap(pats[heads[shown]], view.q_labels[kind], view.k_labels[kind],
-                                    title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider,
-                                    size_px=CLOSEUP_PLOT_PX[presenter.on()]), key=inspecting.ATT_CLOSEUP)
+                                    title=titles[shown], expected=ref, mask=view.masks[kind], slider=slider),
+                  key=inspecting.ATT_CLOSEUP)
     st.caption("Slide along the top to flip through the heads (or click the chart and press ← →), or click a "
                f"tile's name in the mosaic. Outlined: {ref_name}. Grey: cells the mask forbids (the future, or "
                "padding). Each row sums to 1.")
@@ -305,13 +299,15 @@ def show(sel, picked) -> None:
     ent = views_data.head_entropy(pats, view.real_q[kind])
     context = (ver, kind, ref_name)
     focus = refocus(context, scores)
-    # The mosaic and the close-up side by side, so both fit one 1280 x 720 screen; the tables under them.
-    left, right = st.columns([3, 2], gap="medium")
+    # The charts first, so the mosaic starts on a 1280 x 720 screen; the score table under them. (The mosaic
+    # and the close-up side by side in columns made the close-up redraw when its slider moved.)
+    mosaic(view, kind, *focus, task.name)
+    st.subheader("One head up close")
+    left, right = st.columns([3, 2], gap="large")
     with left:
-        mosaic(view, kind, *focus, task.name)
-    with right:
         focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
-    side_panels(view, kind, ref_name, scores, ent)
+    with right:
+        side_panels(view, kind, ref_name, scores, ent)
     score_table(view, view.kinds)
     slider_events.on_slider(inspecting.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]),
                             picker=inspecting.ATT_MOSAIC)
