@@ -27,12 +27,13 @@ if "ui.sidebar" not in sys.modules:
         st.title("Transformer Explorer")
         st.caption(f"Opening {page.title}: PyTorch is starting for the first visit since the server started, "
                    "a few seconds…")
-from ui import experiment_job, links, owner, sidebar, state, training_job  # noqa: E402 (after the note above)
+from ui import experiment_job, links, owner, presenter, sidebar, state, training_job  # noqa: E402 (after the note)
 
 if loading is not None:
     loading.empty()
 
 state.init_state()
+presenter.apply()  # ?present=1 / ?dark=1: the projector's CSS, before anything is drawn
 links.say_ignored()
 with st.sidebar:
     training_job.job_status(page)  # this session's training run, on every page
@@ -41,3 +42,4 @@ with st.sidebar:
     owner.remember()  # this browser's owner token, in a cookie: only it may delete the runs it trains
 with app_frame():
     page.run()
+presenter.menu()  # the Display toggles, unless the page drew them in its own toolbar

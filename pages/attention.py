@@ -20,7 +20,7 @@ from explorer.figures.layout import EXPECTED_COLOUR
 from explorer.figures.results import sweep_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
-from ui import frame, inspecting, models, slider_events, widgets
+from ui import frame, inspecting, models, presenter, slider_events, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -98,7 +98,7 @@ def score_table(view, kinds) -> None:
                "about 1 / number of keys).")
 
 
-def fit_mosaic(rows: int, cols: int, width_px: float = 950, max_height: float = 1400) -> tuple[float, int]:
+def fit_mosaic(rows: int, cols: int, width_px: float = 820, max_height: float = 1400) -> tuple[float, int]:
     """Size a mosaic of rows x cols cells for the page's width: cells as big as fit (up to 28 px), the
     whole no taller than max_height, so a 1-layer model is not a strip and a 12-layer one stays
     scrollable. Returns the cell size in pixels and the figure's height."""
@@ -117,11 +117,11 @@ def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, 
     """The real tokens along the mosaic's edges (keys under every tile column, queries beside every
     tile row), when the cells are big enough to read them: layout entries."""
     q, k = len(q_labels), len(k_labels)
-    if cell_px < 11:
+    if cell_px < 13:  # too small for 12 px labels
         return {}
     xs = [h * m["col_stride"] + j for h in range(n_heads) for j in range(k)]
     ys = [layer * m["row_stride"] + i for layer in range(n_layers) for i in range(q)]
-    font = dict(size=10)
+    font = dict(size=12)
     return dict(xaxis=dict(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
                            tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90),
                 yaxis=dict(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
@@ -148,7 +148,8 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     pats = view.patterns[kind]                                           # (L, H, Q, K)
     n_l, n_h, q, k = pats.shape
     m = mosaic_layout(n_h, q, k)
-    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h))
+    # The page's width at 1280 px; wider in presenter mode, which has no sidebar.
+    cell, height = fit_mosaic(*mosaic_grid(m, n_l, n_h), width_px=1150 if presenter.on() else 820)
     # Everything the page adds goes into the builder's one layout: update_layout on a built figure
     # costs milliseconds a call (explorer/figures/layout.py, figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
@@ -293,12 +294,13 @@ def show(sel, picked) -> None:
     answer(sel, picked, tgt_in, ver)
     view = inspecting.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
     kind, ref_name, refs = pick_view(view)
-    score_table(view, view.kinds)
     pats, ref = view.patterns[kind], refs[ref_name]
     scores = views_data.match_scores(pats, ref)                          # (L, H), for the focus and the panels
     ent = views_data.head_entropy(pats, view.real_q[kind])
     context = (ver, kind, ref_name)
     focus = refocus(context, scores)
+    # The charts first, so the mosaic starts on a 1280 x 720 screen; the score table under them. (The mosaic
+    # and the close-up side by side in columns made the close-up redraw when its slider moved.)
     mosaic(view, kind, *focus, task.name)
     st.subheader("One head up close")
     left, right = st.columns([3, 2], gap="large")
@@ -306,6 +308,7 @@ def show(sel, picked) -> None:
         focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
     with right:
         side_panels(view, kind, ref_name, scores, ent)
+    score_table(view, view.kinds)
     slider_events.on_slider(inspecting.ATT_CLOSEUP, functools.partial(follow_slider, scores.shape[1]),
                             picker=inspecting.ATT_MOSAIC)
 

@@ -273,15 +273,18 @@ st.markdown("Pick a task, a model and the training settings, then press **Train*
             "is in the page's address, so a link opens the same setup.")
 with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
-    top = st.columns([2, 1.4, 2.6], vertical_alignment="bottom")  # the button's label fits at 1440 px
+    top = st.columns([2, 4], vertical_alignment="bottom")
     with top[0]:
         task = widgets.task_picker()
     preset = links.state_value(model_config.TASK, model_config.DEFAULT_TASK)
-    top[1].button("Recommended recipe", key="train_recipe", icon=":material/auto_fix_high:", on_click=apply_recipe,
+    # The button as wide as its label and the caption beside it in the room left: in a column of its own
+    # the label was cut to "Recommended rec…" at 1280 px.
+    with top[1].container(horizontal=True, vertical_alignment="center"):
+        st.button("Recommended recipe", key="train_recipe", icon=":material/auto_fix_high:", on_click=apply_recipe,
                   args=(preset,), help="A model size and training settings measured to learn this task fast on "
                                        "one CPU core (see bench/README.md).")
-    top[2].caption(f"{widgets.task_blurb(preset).capitalize()} · {widgets.ARCH_LABELS[task.model_config().arch]} · "
-                   f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens")
+        st.caption(f"{widgets.task_blurb(preset).capitalize()} · {widgets.ARCH_LABELS[task.model_config().arch]} · "
+                   f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens", width="stretch")
     cfg, _ = widgets.config_widgets(model_config.CFG, task)
 with st.container(border=True):
     st.markdown("**Training**")

@@ -92,7 +92,9 @@ def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
     if st.session_state.get(INSPECT_INDEX, 0) >= n:   # a task with fewer examples than the last one
         st.session_state[INSPECT_INDEX] = 0
     with st.container(border=True):
-        cols = st.columns([3, 4, 2, 2], vertical_alignment="bottom")
+        # The two toggles share a column, one above the other: side by side, "Teacher forcing" was cut to
+        # "Teacher f…" at 1280 px.
+        cols = st.columns([3, 4, 3], vertical_alignment="bottom")
         index = int(st.session_state.get(INSPECT_INDEX, 0))
         example, target = task.example("val", index)
         mode = cols[0].segmented_control(
@@ -109,7 +111,7 @@ def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
             "Teacher forcing", key=INSPECT_TEACHER, **SHARED,
             help="Off: the decoder reads its own output so far (what the model really says). "
                  "On: it reads the correct answer, as during training.")
-        pad = pad_toggle and task.kind != "lm" and not views_data.takes_vectors(task) and cols[3].toggle(
+        pad = pad_toggle and task.kind != "lm" and not views_data.takes_vectors(task) and cols[2].toggle(
             "Pad like a batch", key=INSPECT_PAD, **SHARED,
             help=f"Append <pad> tokens up to the longest sequence ({task.max_src_len}), as in a training "
                  "batch, to see the padding mask at work.")

@@ -8,6 +8,7 @@ import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
+from ui import presenter
 from ui.links import SHARED
 from ui.model_config import (
     ACT_LABELS,
@@ -35,8 +36,10 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 
 # ----------------------------------------------------------------------------------- helpers
 def chart(fig: go.Figure, key: str | None = None, **kwargs):
-    """Draw a figure exactly as explorer.figures built it (fixed colour scales, no theme)."""
-    return st.plotly_chart(fig, theme=None, width="stretch", config=CHART_CONFIG, key=key, **kwargs)
+    """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
+    mode and the dark theme (ui/presenter.py)."""
+    return st.plotly_chart(presenter.style(fig), theme=None, width="stretch",
+                           config=presenter.chart_config(CHART_CONFIG), key=key, **kwargs)
 
 
 def human_bytes(n: float) -> str:

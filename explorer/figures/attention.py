@@ -29,14 +29,15 @@ SLIDER_PX = 65  # a slider's rail and labels between a figure's title and its pl
 
 
 def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask=None, zmax=1.0,
-                      click_grid=False, slider=None, play=False, layout=None) -> go.Figure:
+                      click_grid=False, slider=None, play=False, layout=None, size_px: float = 520) -> go.Figure:
     """One head's weights (Q, K): y = query in reading order, x = key.
 
     `expected` (Q, K) one-hot draws outlined squares over the cells the task calls right; `mask`
     (Q, K) bool, True = allowed, greys out the cells attention may not use (e.g. the future).
     `click_grid` lays a transparent scatter over the cells so `on_select` returns a cell.
     `slider` (`z_slider`) goes between the title and the heatmap, in a taller top margin; `play` puts
-    a Play button left of it.
+    a Play button left of it. `size_px`: the plot's longer side as the cells are sized (12 to 40 px each),
+    for a narrow column.
     """
     z = as_array(pattern)  # (Q, K)
     q, k = z.shape
@@ -60,7 +61,7 @@ def attention_heatmap(pattern, q_labels, k_labels, title="", expected=None, mask
         traces.append(go.Scatter(x=xx.ravel(), y=yy.ravel(), mode="markers", name="cells",
                                  marker=dict(size=18, symbol="square", opacity=0), showlegend=False,
                                  hoverinfo="skip"))
-    cell = min(40, max(12, 520 // max(q, k)))
+    cell = min(40, max(12, size_px // max(q, k)))
     height = 90 + q * cell + (30 if max(len(str(t)) for t in k_labels) > 3 else 0)
     if slider is not None:
         menus = [_PLAY_BUTTON] if play else []

@@ -123,25 +123,30 @@ def _tick_labels(axis: dict, traces, letter: str) -> list[str]:
     return ["0.001" if axis.get("type") == "log" else "0.5"]
 
 
-def _x_labels_px(labels: list[str], angle) -> float:
+def _size(font: dict | None, default: float) -> float:
+    """A font's size in a layout dict, or the size Plotly would use."""
+    return (font or {}).get("size") or default
+
+
+def _x_labels_px(labels: list[str], angle, size: float = 12) -> float:
     """The height an x axis's labels take under the plot. Labels too wide for their spacing Plotly turns
-    30 degrees, or upright when even that overlaps (their spacing, turned, under the 12 px font), unless
+    30 degrees, or upright when even that overlaps (their spacing, turned, under the font's size), unless
     `angle` is set."""
     if not labels:
         return 0.0
-    widest, spacing = max(map(text_px, labels)), PLOT_PX / len(labels)
+    widest, spacing = max(text_px(t, size) for t in labels), PLOT_PX / len(labels)
     if angle is None:
-        angle = 0 if widest < spacing else 30 if spacing * math.sin(math.radians(30)) >= 12 else 90
-    turn = math.radians(abs(angle))
-    return max(X_LABELS_PX, widest * math.sin(turn) + 15 * math.cos(turn) + 13)
+        angle = 0 if widest < spacing else 30 if spacing * math.sin(math.radians(30)) >= size else 90
+    turn, scale = math.radians(abs(angle)), size / 12
+    return max(X_LABELS_PX * scale, widest * math.sin(turn) + 15 * scale * math.cos(turn) + 13)
 
 
-def _y_labels_px(labels: list[str]) -> float:
+def _y_labels_px(labels: list[str], size: float = 12) -> float:
     """The width a y axis's labels take beside the plot."""
-    return max(map(text_px, labels)) + Y_LABELS_GAP if labels else 0.0
+    return max(text_px(t, size) for t in labels) + Y_LABELS_GAP if labels else 0.0
 
 
-def _colorbar_px(trace) -> float:
+def _colorbar_px(trace, base: float = 12) -> float:
     """The width a trace's colorbar takes right of the plot, paddings included (0 without one)."""
     if getattr(trace, "colorbar", None) is None or trace.showscale is False:
         return 0.0
@@ -150,35 +155,40 @@ def _colorbar_px(trace) -> float:
         labels = list(bar.ticktext)
     else:
         labels = ["−0.5" if (trace.zmin or 0) < 0 else "0.5", f"{trace.zmax or 1:g}", f"{trace.zmin or 0:g}"]
-    title = bar.title.text or ""
-    inner = max(bar.thickness + 11 + max(text_px(t) for t in labels), text_px(title, 14) + 11)
+    title, tick = bar.title.text or "", bar.tickfont.size or base
+    inner = max(bar.thickness + 11 + max(text_px(t, tick) for t in labels),
+                text_px(title, bar.title.font.size or base + 2) + 11)
     return 2 * (bar.xpad if bar.xpad is not None else 10) + inner
 
 
 def _make_room(layout: dict, traces) -> None:
-    """Grow each side of layout["margin"] to hold what Plotly would grow it for (see X_LABELS_PX); a legend
-    beside the plot goes at its edge, as colorbars do (COLORBAR_PAD)."""
-    margin = layout["margin"]
+    """Grow each side of layout["margin"] to hold what Plotly would grow it for (see X_LABELS_PX), at the
+    font sizes the layout sets (Plotly's own otherwise); a legend beside the plot goes at its edge, as
+    colorbars do (COLORBAR_PAD)."""
+    margin, base = layout["margin"], _size(layout.get("font"), 12)
     need = dict(l=0.0, r=0.0, t=0.0, b=0.0)
     for name, axis in layout.items():
         if not name.startswith(("xaxis", "yaxis")):
             continue
-        labels = _tick_labels(axis, traces, name[0])
-        title = AXIS_TITLE_PX if (axis.get("title") or {}).get("text") else 0
+        labels, tick = _tick_labels(axis, traces, name[0]), _size(axis.get("tickfont"), base)
+        title = axis.get("title") or {}
+        title = AXIS_TITLE_PX + 1.2 * (_size(title.get("font"), round(base * 1.2)) - 14) if title.get("text") else 0
         if name[0] == "x":
-            side, block = "t" if axis.get("side") == "top" else "b", _x_labels_px(labels, axis.get("tickangle"))
+            side = "t" if axis.get("side") == "top" else "b"
+            block = _x_labels_px(labels, axis.get("tickangle"), tick)
         else:
-            side, block = "r" if axis.get("side") == "right" else "l", _y_labels_px(labels)
+            side, block = "r" if axis.get("side") == "right" else "l", _y_labels_px(labels, tick)
         need[side] = max(need[side], block + title)
-    need["r"] = max([need["r"], *(_colorbar_px(t) for t in traces)])
+    need["r"] = max([need["r"], *(_colorbar_px(t, base) for t in traces)])
     legend = layout.get("legend") or {}
     items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
     if items and layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
-        widths = [LEGEND_ITEM_PX + text_px(str(t.name or "")) for t in items]
+        size = _size(legend.get("font"), base)
+        widths = [LEGEND_ITEM_PX + text_px(str(t.name or ""), size) for t in items]
         if legend.get("yref") == "container" and legend.get("y") == 0:  # LEGEND_BELOW, under the axis
             rows = math.ceil(sum(widths) / PLOT_PX)
-            need["b"] += LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)
-        elif legend.get("orientation") != "h" and "x" not in legend:  # Plotly's place: beside the plot
+            need["b"] += (LEGEND_ROW_PX + LEGEND_LINE_PX * (rows - 1)) * size / 12
+        elif legend.get("orientation") != "h" and legend.get("x", 1.0) == 1.0:  # beside the plot (or put there)
             layout["legend"] = {"x": 1.0, "xanchor": "left", **legend}
             need["r"] = max(need["r"], max(widths))
     layout["margin"] = {side: max(margin[side], math.ceil(need[side])) for side in margin}

@@ -121,7 +121,7 @@ def test_classifier_and_language_model_views():
     at = open_app(ATTENTION, state={model_config.TASK: "char-lm"})
     assert any("Next character" in m.value for m in at.markdown)
     assert by_title(at, "Decoder masked self-attention")
-    assert not at.toggle  # nothing to pad or teacher-force in a language model
+    assert not at.main.toggle  # nothing to pad or teacher-force in a language model (Display is in the sidebar)
     at = open_app(ATTENTION, state={model_config.TASK: "order-vectors", inspecting.INSPECT_MODE: "typed"})
     assert any("nothing to type" in i.value for i in at.info) and by_title(at, "Encoder self-attention")
     assert any("A and B among noise vectors" in m.value for m in at.markdown)

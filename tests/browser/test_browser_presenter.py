@@ -1,0 +1,101 @@
+"""Presenter view and dark theme in a real Chromium at a projector's 1280 x 720: text and chart labels
+measured as drawn, the modebar and the sidebar gone, the first chart on the first screen, nothing cut
+off; screenshots in tests/screenshots/ (presenter-*.png) for a human to look at."""
+
+import pytest
+
+from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered, streamlit_server
+
+pytestmark = pytest.mark.browser
+
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("presenter")) as url:
+        yield url
+
+
+PROJECTOR = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+# What a viewer sees: the smallest body paragraph (widget labels aside), caption and tick label, the
+# modebars shown, the sidebar's width, the first chart's top, labels cut to an ellipsis.
+MEASURE = """() => {
+  const sizes = (sel, skip = null) => [...document.querySelectorAll(sel)]
+    .filter(e => e.getClientRects().length && !(skip && e.closest(skip)))
+    .map(e => parseFloat(getComputedStyle(e).fontSize));
+  const shown = e => e && getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().width > 0;
+  const chart = document.querySelector('[data-testid=stPlotlyChart]');
+  return {
+    body: Math.min(...sizes('[data-testid=stMain] [data-testid=stMarkdown] p', '[data-testid=stCaptionContainer]')),
+    caption: Math.min(...sizes('[data-testid=stMain] [data-testid=stCaptionContainer]')),
+    ticks: Math.min(...sizes('.xtick text, .ytick text')),
+    modebars: [...document.querySelectorAll('.modebar')].filter(shown).length,
+    sidebar: shown(document.querySelector('[data-testid=stSidebar]')),
+    chartTop: chart.getBoundingClientRect().top,
+    cut: [...document.querySelectorAll('[data-testid=stMain] *')].filter(e => e.scrollWidth > e.clientWidth + 1
+      && getComputedStyle(e).textOverflow === 'ellipsis').map(e => e.innerText),
+    background: getComputedStyle(document.documentElement).filter,
+  }; }"""
+
+
+def _open(chromium, url, viewport):
+    page = chromium.new_page(viewport=viewport)
+    errors = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url)
+    _wait_rendered(page)
+    page.wait_for_timeout(500)
+    return page, errors
+
+
+@pytest.mark.parametrize("url_path, dark", [("attention", False), ("positional", True)])
+def test_presenter_view_at_1280x720(server, chromium, url_path, dark):
+    query = "present=1" + ("&dark=1" if dark else "")
+    page, errors = _open(chromium, f"{server}/{url_path}?{query}", PROJECTOR)
+    try:
+        got = page.evaluate(MEASURE)
+        assert got["body"] >= 20 and got["caption"] >= 17, got
+        assert got["ticks"] >= 14, got
+        assert got["modebars"] == 0 and not got["sidebar"], got
+        assert got["chartTop"] < PROJECTOR["height"], got  # a chart on the first screen
+        assert not got["cut"], got
+        assert ("invert" in got["background"]) == dark, got
+        grown = page.evaluate(GROWN)
+        assert not grown, f"charts whose margins Plotly grew (title, given, drawn): {grown}"
+        assert not errors, errors
+        assert page.locator(".st-key-present_menu").is_visible()  # the way out stays on the page
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        name = f"presenter-{'dark-' if dark else ''}{url_path}"
+        page.screenshot(path=str(SHOTS / f"{name}-1280x720.png"))
+        page.set_viewport_size(PHONE)
+        page.wait_for_timeout(700)
+        page.screenshot(path=str(SHOTS / f"{name}-phone.png"))
+    finally:
+        page.close()
+
+
+def test_the_corner_menu_turns_presenter_mode_off(server, chromium):
+    page, errors = _open(chromium, f"{server}/positional?present=1", PROJECTOR)
+    try:
+        page.locator(".st-key-present_menu button").first.click()
+        page.locator(".st-key-present_toggle label").click()
+        page.wait_for_function("() => !location.search.includes('present=1')", timeout=TIMEOUT_MS)
+        _wait_rendered(page)
+        page.wait_for_selector("[data-testid=stSidebar] [data-testid=stRadio]", state="visible", timeout=TIMEOUT_MS)
+        assert page.evaluate(MEASURE)["ticks"] < 14  # the figures as built again
+        assert not errors, errors
+    finally:
+        page.close()
+
+
+def test_attention_at_1280x720_shows_a_chart_on_the_first_screen_and_cuts_no_label(server, chromium):
+    page, _ = _open(chromium, f"{server}/attention", PROJECTOR)
+    try:
+        got = page.evaluate(MEASURE)
+        assert got["chartTop"] < PROJECTOR["height"] and not got["cut"], got
+        assert got["ticks"] >= 12, got
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        page.screenshot(path=str(SHOTS / "attention-1280x720.png"))
+    finally:
+        page.close()

@@ -1,0 +1,171 @@
+"""Presenter view and dark theme: a teacher's 1280 x 720 projector, and dim rooms.
+
+`?present=1` (or the "Presenter view" toggle) hides the sidebar, enlarges the text and the charts' labels,
+hides Plotly's modebar and packs the page so a step's figure fits one screen; `?dark=1` (or "Dark theme")
+turns the page and its charts dark. The URL and the toggles follow each other; the modes live in session
+state (PRESENT_ON, DARK_ON), so they outlast a page switch, which drops the URL's parameters.
+
+app.py calls `apply()` once per run before the page and `menu()` after it; a page may draw `toggles()` in
+its own toolbar (then `menu()` draws nothing). Charts get `style(fig)` and `chart_config()` through
+`ui.widgets.chart`.
+
+The dark theme is CSS: Streamlit 1.67 has no per-session theme (`[theme]` in config.toml is the server's;
+the viewer's own choice in the app's settings menu is read-only to the script, `st.context.theme.type`).
+The page is inverted as a whole (every element, widget and table follows, including parts drawn on a canvas
+that CSS colours cannot reach), and the charts are inverted back and drawn dark by `style`. A viewer who
+chose Streamlit's dark theme already sees a dark page: only the charts are restyled.
+"""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from explorer.figures.projector import DARK_BG, for_projector
+
+PRESENT, DARK = "present", "dark"                               # URL query parameters
+PRESENT_TOGGLE, DARK_TOGGLE = "present_toggle", "dark_toggle"   # the toggles' widget keys
+PRESENT_ON, DARK_ON = "_present_on", "_dark_on"                 # the modes themselves
+MENU = "present_menu"                                           # the toggles' corner in presenter mode
+_DRAWN = "_present_toggles_drawn"                               # toggles() ran in this script run
+TRUE = ("1", "true", "on", "yes")
+CSS_MARK = "/* presenter */"  # the first line of the injected CSS, for tests
+
+# The inversion that turns a light page dark; an element inverted twice looks as it was built.
+_INVERT = "filter: invert(1) hue-rotate(180deg);"
+_LIGHT_BG = "#eeeeee"  # the app's background before the inversion: DARK_BG after it
+
+BASE_CSS = """
+/* A metric's value shrinks rather than being cut to "71.4 M…" in a narrow column. */
+[data-testid=stMetricValue] { font-size: 1.75rem; }
+"""
+
+PRESENT_CSS = """
+html { font-size: 20px; }
+[data-testid=stSidebar], [data-testid=stSidebarCollapsedControl], [data-testid=stExpandSidebarButton]
+  { display: none !important; }
+[data-testid=stHeader] { height: 2.5rem; min-height: 0; background: transparent; }
+[data-testid=stMainBlockContainer] { padding: 2.25rem 1.5rem 2rem !important; max-width: none !important; }
+[data-testid=stMain] { color: #000; }
+[data-testid=stMarkdownContainer] p, [data-testid=stMarkdownContainer] li { font-size: 1rem; line-height: 1.45; }
+[data-testid=stCaptionContainer], [data-testid=stCaptionContainer] p
+  { font-size: 0.9rem !important; color: #222 !important; }
+[data-testid=stWidgetLabel] p { font-size: 0.9rem; color: #000; }
+[data-testid=stMain] h1 { font-size: 2.2rem; padding: 0 0 0.4rem; }
+[data-testid=stMain] h2 { font-size: 1.7rem; }
+[data-testid=stMain] h3 { font-size: 1.4rem; }
+.st-key-present_menu { position: fixed; top: 0.3rem; right: 3.5rem; z-index: 999991; width: auto !important; }
+"""
+
+
+def _dark_css() -> str:
+    return f"""
+html {{ {_INVERT} background: white; }}
+[data-testid=stApp], [data-testid=stHeader], [data-testid=stBottomBlockContainer] {{ background: {_LIGHT_BG}; }}
+[data-testid=stPlotlyChart], [data-testid=stImage], img, video {{ {_INVERT} }}
+"""
+
+
+def _flag(param: str) -> bool | None:
+    """The URL's say on a mode: True, False, or None when the URL does not name it."""
+    value = st.query_params.get(param)
+    return None if value is None else value.lower() in TRUE
+
+
+def _sync(param: str, key: str) -> None:
+    """The URL decides when it names the mode; otherwise the session does, and the URL is told."""
+    flag = _flag(param)
+    if flag is not None:
+        st.session_state[key] = flag
+    elif st.session_state.setdefault(key, False):
+        st.query_params[param] = "1"  # a page switch dropped it: a link copied now still presents
+
+
+def on() -> bool:
+    """Presenter mode is on (the toggle, or ?present=1)."""
+    return bool(st.session_state.get(PRESENT_ON, _flag(PRESENT)))
+
+
+def dark() -> bool:
+    """The dark theme is on (the toggle, or ?dark=1)."""
+    return bool(st.session_state.get(DARK_ON, _flag(DARK)))
+
+
+def _viewer_dark() -> bool:
+    """The viewer picked Streamlit's own dark theme in the app's settings."""
+    try:
+        return st.context.theme.type == "dark"
+    except AttributeError:  # no browser session (bare mode)
+        return False
+
+
+def css() -> str:
+    """The CSS this session's modes need (always the BASE_CSS fixes)."""
+    parts = [CSS_MARK, BASE_CSS]
+    if on():
+        parts.append(PRESENT_CSS)
+    if dark() and not _viewer_dark():
+        parts.append(_dark_css())
+    return "\n".join(parts)
+
+
+def apply() -> None:
+    """Once per run, before the page: adopt the URL's modes, collapse the sidebar in presenter mode (it
+    comes back when the mode ends) and inject the modes' CSS."""
+    _sync(PRESENT, PRESENT_ON)
+    _sync(DARK, DARK_ON)
+    st.session_state[_DRAWN] = False
+    st.set_page_config(initial_sidebar_state="collapsed" if on() else "auto")
+    st.html(f"<style>{css()}</style>")
+
+
+def _follow(widget: str, key: str, param: str) -> None:
+    """A toggle moved: the mode and the URL follow it (before the rerun it causes)."""
+    st.session_state[key] = value = bool(st.session_state[widget])
+    if value:
+        st.query_params[param] = "1"
+    elif param in st.query_params:
+        del st.query_params[param]
+
+
+def toggles() -> None:
+    """The two toggles, once per run (a second call draws nothing): a page's toolbar, or `menu()`."""
+    if st.session_state.get(_DRAWN):
+        return
+    st.session_state[_DRAWN] = True
+    st.session_state[PRESENT_TOGGLE], st.session_state[DARK_TOGGLE] = on(), dark()  # the URL may have moved them
+    st.toggle("Presenter view", key=PRESENT_TOGGLE, on_change=_follow, args=(PRESENT_TOGGLE, PRESENT_ON, PRESENT),
+              help=f"For a projector: no sidebar, large text and chart labels, no chart toolbar. "
+                   f"A link with `?{PRESENT}=1` opens a page this way.")
+    st.toggle("Dark theme", key=DARK_TOGGLE, on_change=_follow, args=(DARK_TOGGLE, DARK_ON, DARK),
+              help=f"Light text on a dark page and dark charts, for a dim room (`?{DARK}=1`).")
+
+
+def menu() -> None:
+    """After the page, unless it drew the toggles itself: under "Display" in the sidebar, or, in presenter
+    mode (the sidebar hidden), in a small menu at the page's top right."""
+    if st.session_state.get(_DRAWN):
+        return
+    if on():
+        with st.container(key=MENU), st.popover("Display", icon=":material/tv:"):
+            toggles()
+    else:
+        with st.sidebar.expander("Display", icon=":material/tv:"):
+            toggles()
+
+
+def style(fig: go.Figure) -> go.Figure:
+    """`fig` for the current modes (explorer.figures.projector.for_projector); `fig` itself in neither."""
+    return for_projector(fig, large=on(), dark=dark() or _viewer_dark())
+
+
+def chart_config(base: dict | None = None) -> dict:
+    """st.plotly_chart's `config`: `base` (none by default), and in presenter mode no modebar."""
+    config = dict(base or {})
+    if on():
+        config["displayModeBar"] = False
+    return config
+
+
+__all__ = ["PRESENT", "DARK", "PRESENT_TOGGLE", "DARK_TOGGLE", "PRESENT_ON", "DARK_ON", "MENU", "CSS_MARK",
+           "DARK_BG", "on", "dark", "css", "apply", "toggles", "menu", "style", "chart_config"]
