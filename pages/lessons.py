@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from ui import frame, lesson_nav, lesson_question, menu
+from ui import frame, lesson_nav, lesson_question, menu, presenter
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -41,16 +41,19 @@ def show_step(lesson, index: int) -> None:
     step = lesson.steps[index]
     if lesson_nav.arrived(lesson, index):
         lesson_question.arrive(lesson, index)
-    st.caption(f"{lesson.title} · {lesson.source}")
+    where, display = st.columns([3, 2], vertical_alignment="center")
+    where.caption(f"{lesson.title} · {lesson.source}")
+    with display.container(horizontal=True, horizontal_alignment="right"):
+        presenter.toggles()
     lesson_nav.say_problem()
     lesson_nav.nav_buttons(lesson, index)
     st.title(step.title, anchor=False)
     text, live = st.columns([2, 3], gap="large")
     with text:
         st.markdown(step.text)
-        values = lesson_nav.control_values(step)
-        if step.question is not None:
+        if step.question is not None:   # before the controls: on a projector the question stays in view
             lesson_question.ask(lesson, index, step.question)
+        values = lesson_nav.control_values(step)
         if step.try_it is not None:
             try_it(step, values)
     with live:

@@ -20,6 +20,7 @@ CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", 
 STOP, RERUN = "lesson_stop", "lesson_rerun"
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
+PROJECTOR_FIGURE_PX = 440             # a step's figure on a 1280x720 projector, under the title, unscrolled
 RESULTS = "_lesson_results"           # experiment cache key -> Result, read once per session
 
 
@@ -154,7 +155,7 @@ def draw(view: View, key: str, text: str = "") -> None:
     """A step's view or a reveal's: the figure first (a projector shows it without scrolling), its
     caption, then `text`, a table, a note and a seed check."""
     if view.figure is not None:
-        widgets.chart(view.figure, key=key)
+        widgets.chart(view.figure, key=key, fit=PROJECTOR_FIGURE_PX)
     if view.caption:
         st.caption(view.caption)
     if text:

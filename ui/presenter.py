@@ -154,9 +154,10 @@ def menu() -> None:
             toggles()
 
 
-def style(fig: go.Figure) -> go.Figure:
-    """`fig` for the current modes (explorer.figures.projector.for_projector); `fig` itself in neither."""
-    return for_projector(fig, large=on(), dark=dark() or _viewer_dark())
+def style(fig: go.Figure, max_height: float | None = None) -> go.Figure:
+    """`fig` for the current modes (explorer.figures.projector.for_projector); `fig` itself in neither.
+    `max_height` caps the figure in presenter mode, where it must fit the screen beside a lesson's text."""
+    return for_projector(fig, large=on(), dark=dark() or _viewer_dark(), max_height=max_height if on() else None)
 
 
 def chart_config(base: dict | None = None) -> dict:

@@ -35,10 +35,10 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 
 
 # ----------------------------------------------------------------------------------- helpers
-def chart(fig: go.Figure, key: str | None = None, **kwargs):
+def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kwargs):
     """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
-    mode and the dark theme (ui/presenter.py)."""
-    return st.plotly_chart(presenter.style(fig), theme=None, width="stretch",
+    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode."""
+    return st.plotly_chart(presenter.style(fig, fit), theme=None, width="stretch",
                            config=presenter.chart_config(CHART_CONFIG), key=key, **kwargs)
 
 

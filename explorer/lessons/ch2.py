@@ -262,7 +262,8 @@ LESSON = Lesson(
                                "the outputs stay in place, unshuffled"))),
         Step("The sinusoidal encoding",
              "The original paper adds a fixed vector to each position's embedding:\n\n"
-             "PE(pos, 2i) = sin(pos / 10000^(2i/d_model))  \nPE(pos, 2i+1) = cos(pos / 10000^(2i/d_model))\n\n"
+             "$$PE_{(pos,\\,2i)} = \\sin(pos / 10000^{2i/d_{model}})$$\n\n"
+             "$$PE_{(pos,\\,2i+1)} = \\cos(pos / 10000^{2i/d_{model}})$$\n\n"
              "Exercise 2.1 draws it for d_model 64 and positions 0-99.",
              facts.pe_view, (facts.D_MODEL, facts.POSITIONS),
              Question("Where do the slowly varying (low-frequency) sinusoids sit?", slow_dimensions,

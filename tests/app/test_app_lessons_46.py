@@ -36,7 +36,7 @@ def test_each_step_renders_and_reveals(index, runs_dir, monkeypatch, tiny_result
     at.query_params["lesson"], at.query_params["step"] = "lesson46", str(index + 1)
     at.run()
     assert not at.exception
-    assert [h.value for h in at.header] == [step.title]
+    assert [h.value for h in at.title] == [step.title]
     if question is None:
         return
     at.radio(key="lesson_choice").set_value(0)
