@@ -13,6 +13,7 @@ from explorer.config import ModelConfig, attention_params, ffn_params
 
 PX_PER_UNIT = 66
 X_RANGE = (0.0, 10.0)
+BLOCK_X_RANGE = (1.6, 8.4)        # one column: its boxes, residual lane and edge labels
 BW, BH, LH = 3.2, 0.66, 0.42      # box width, two-line box height, one-line box height
 GAP, R = 0.42, 0.17               # arrow length between boxes, radius of the residual "+"
 EDGE_OUT = 0.35                   # arrow length outside a block frame, where the shape label sits
@@ -212,6 +213,48 @@ def _cross_wire(canvas: _Canvas, enc: _Column, dec: _Column, x_mid: float, shape
     return y_up + 0.4
 
 
+def block_diagram(cfg: ModelConfig, kind: str = "encoder", batch=None, seq_len=None) -> go.Figure:
+    """One block of `cfg` alone ("encoder", "decoder" masked, or "cross" with cross-attention: its
+    sublayers, LayerNorms and residual adds) or its "lm-head" (final LayerNorm, projection, softmax), at
+    `architecture_diagram`'s scale but a fraction of its height, so a lesson shows it beside its text."""
+    canvas = _Canvas()
+    b, _, t = _dims(cfg, batch, seq_len)
+    shape = f"({b}, {t}, {cfg.d_model})"
+    col = _Column(canvas, 5.0, -1)
+    if kind == "lm-head":
+        col.label(f"x {shape}, from the last block")
+        if cfg.norm == "pre":
+            col.box("norm:final", "Final LayerNorm", fill=FILLS["norm"], edge=shape)
+        _lm_head(col, cfg, GAP, None, b, t, shape)
+        title = f"The output projection · d_model = {cfg.d_model:,} → {cfg.tgt_vocab_size:,} tokens"
+        return _drawing(canvas, title, col.top + 0.2, BLOCK_X_RANGE)
+    name = "encoder" if kind == "encoder" else "decoder"
+    col.label(f"x {shape}, from the block below")
+    n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
+    col.block(name, n_layers, _sublayers(cfg, kind), cfg.norm, cfg.d_model, shape)
+    col._advance(EDGE_OUT + col.top_of_frame - col.top, shape, col.top_of_frame + EDGE_OUT / 2)
+    col.c.text(col.cx, col.top_of_frame + EDGE_OUT + 0.2, "to the next block", size=12)
+    title = f"One {name} block · {cfg.norm.capitalize()}-LN · d_model = {cfg.d_model:,}"
+    return _drawing(canvas, title, col.top_of_frame + EDGE_OUT + 0.45, BLOCK_X_RANGE)
+
+
+def _drawing(canvas: _Canvas, title: str, y_max: float, x_range=X_RANGE) -> go.Figure:
+    xs, ys, texts = zip(*canvas.hover)
+    hover = go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0), hovertext=texts,
+                       hovertemplate="%{hovertext}<extra></extra>", showlegend=False)
+    axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
+    # One constructor call: update_layout on a built figure is slower (explorer/figures/layout.py, `figure`).
+    return go.Figure(hover, layout=dict(
+        shapes=canvas.shapes, annotations=canvas.annotations,
+        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=14)),
+        margin=dict(l=20, r=20, t=50, b=10), height=max(250, int(60 + (y_max + 0.2) * PX_PER_UNIT)),
+        xaxis=dict(axis, range=list(x_range)),
+        yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
+        hoverlabel=dict(font_size=13, align="left"), plot_bgcolor="white", paper_bgcolor="white",
+        meta=dict(kind="drawing"),  # figures.projector: text sized to its boxes, never enlarged
+        datarevision=0))  # as figures.layout.figure: so Plotly sees Streamlit's copy of it as unchanged
+
+
 def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figure:
     """Block diagram of `cfg`. Shapes read "(B, S, d)" for source and "(B, T, d)" for target unless
     `seq_len` (an int, or (source, target)) and `batch` give numbers."""
@@ -241,20 +284,8 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
             _lm_head(col, cfg, gap, edge_y, b, t, f"({b}, {t}, {d})")
         columns = [col]
     y_max = max([top] + [c.top for c in columns]) + 0.2
-    xs, ys, texts = zip(*canvas.hover)
-    hover = go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0), hovertext=texts,
-                       hovertemplate="%{hovertext}<extra></extra>", showlegend=False)
-    axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
     arch = {"encoder-decoder": "Encoder-decoder", "encoder": "Encoder classifier", "decoder": "Decoder LM"}
     pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", none="no PE")
     title = (f"{arch[cfg.arch]} · {cfg.norm.capitalize()}-LN · d_model = {d:,} · {cfg.n_heads} heads · "
              f"{pos[cfg.pos_encoding]}")
-    # One constructor call: update_layout on a built figure is slower (explorer/figures/layout.py, `figure`).
-    return go.Figure(hover, layout=dict(
-        shapes=canvas.shapes, annotations=canvas.annotations,
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=14)),
-        margin=dict(l=20, r=20, t=50, b=10), height=max(250, int(60 + (y_max + 0.2) * PX_PER_UNIT)),
-        xaxis=dict(axis, range=list(X_RANGE)),
-        yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
-        hoverlabel=dict(font_size=13, align="left"), plot_bgcolor="white", paper_bgcolor="white",
-        datarevision=0))  # as figures.layout.figure: so Plotly sees Streamlit's copy of it as unchanged
+    return _drawing(canvas, title, y_max)

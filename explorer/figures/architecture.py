@@ -15,6 +15,12 @@ def architecture_diagram(cfg, **kwargs) -> go.Figure:
     return diagram.architecture_diagram(cfg, **kwargs)
 
 
+def block_diagram(cfg, kind="encoder", **kwargs) -> go.Figure:
+    """One block (or the LM head) of a config alone (explorer/diagram.py `block_diagram`)."""
+    no_template()
+    return diagram.block_diagram(cfg, kind, **kwargs)
+
+
 def param_breakdown(parts, title="", layout=None) -> go.Figure:
     """Parameter counts by part (from `config.param_count`; "total" is left out)."""
     items = [(k, v) for k, v in parts.items() if k != "total"]
@@ -30,4 +36,4 @@ def param_breakdown(parts, title="", layout=None) -> go.Figure:
                   xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
 
 
-__all__ = ["architecture_diagram", "param_breakdown"]
+__all__ = ["architecture_diagram", "block_diagram", "param_breakdown"]

@@ -18,6 +18,8 @@ LABEL_PX = 16    # axis titles, legend entries, colorbar titles
 TITLE_PX = 20    # the figure's title
 # The dark look. DARK_BG is what the app's dark theme shows behind a chart (ui/presenter.py).
 DARK_BG = "#111111"
+DRAWING = "drawing"    # layout.meta.kind of explorer/diagram.py's figures
+DRAWING_SHRINK = 0.8   # a diagram (fixed aspect, text sized to its boxes) is never drawn smaller than this
 DARK_TEXT = "#e8e8e8"
 DARK_GRID = "#33383f"
 DARK_WIDGET = dict(bgcolor="#2b3038", bordercolor="#6b7280", font=dict(color=DARK_TEXT))
@@ -82,15 +84,17 @@ def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
     no_template()
     layout = fig.layout.to_plotly_json()
     out = go.Figure(data=fig.data)  # a copy of the traces, so their colorbars can change
-    if large:
+    drawing = (layout.get("meta") or {}).get("kind") == DRAWING   # a diagram: its text is sized to its boxes
+    if large and not drawing:
         _enlarge(layout, out.data)
     if dark:
         _darken(layout)
-    if max_height and (layout.get("height") or 450) > max_height:
-        layout["height"] = int(max_height)
+    height = layout.get("height") or 450
+    if max_height and height > max_height:   # a drawing's text keeps its size: it shrinks a fifth at most
+        layout["height"] = int(max(max_height, DRAWING_SHRINK * height) if drawing else max_height)
     margin = layout.get("margin") or {}  # Plotly's defaults where the figure sets none
     layout["margin"] = {side: margin.get(side, px) for side, px in dict(l=80, r=80, t=100, b=80).items()}
-    if large:
+    if large and not drawing:
         _make_room(layout, out.data)
     out.layout = layout
     return out

@@ -14,7 +14,7 @@ import torch
 from explorer.checkpoints import load_pretrained
 from explorer.config import ModelConfig, param_count
 from explorer.equivalence import attention_check, block_check, sci
-from explorer.figures.architecture import architecture_diagram, param_breakdown
+from explorer.figures.architecture import architecture_diagram, block_diagram, param_breakdown
 from explorer.figures.attention import attention_mosaic
 from explorer.figures.positional import pe_heatmap
 from explorer.inspect import capture
@@ -151,7 +151,7 @@ def block_view(values: dict) -> View:
     cfg = block_cfg(norm, layers)
     check = block_check(block_cfg(norm))
     x_shape, out_shape = (2, 5, D), tuple(check.ours.shape)
-    return View(architecture_diagram(cfg, batch=2, seq_len=5),
+    return View(block_diagram(cfg, "encoder", batch=2, seq_len=5),
                 f"D={D}, H={H}, FF={FF}, {'Post' if norm == 'post' else 'Pre'}-LN, {layers} block"
                 f"{'s' if layers > 1 else ''}. The shapes on the arrows stay (2, 5, {D}) from block to block.",
                 note=f"**Live check** against `{check.reference}`, its weights copied into ours: {check.verdict()}. "
@@ -190,7 +190,7 @@ STACK = 10   # the notebook's exercise 3: ten blocks
 
 def stack_view(values: dict) -> View:
     norm = values.get("norm", NORM.default)
-    return View(architecture_diagram(block_cfg(norm, STACK), batch=64, seq_len=T),
+    return View(block_diagram(block_cfg(norm, STACK), "encoder", batch=64, seq_len=T),
                 f"The stack the experiment trains: {STACK} blocks of D={D}, H={H}, FF={FF}. "
                 + ("Post-LN: a LayerNorm after every residual add, so the path from the loss back to the first "
                    "block crosses twenty of them." if norm == "post" else

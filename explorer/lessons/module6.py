@@ -9,11 +9,10 @@ import numpy as np
 
 from explorer.checkpoints import load_pretrained
 from explorer.config import ModelConfig, param_count
-from explorer.diagram import architecture_diagram
 from explorer.evaluation import evaluate
 from explorer.experiments import Result
 from explorer.experiments.residuals import MARGIN
-from explorer.figures.architecture import param_breakdown
+from explorer.figures.architecture import block_diagram, param_breakdown
 from explorer.figures.outputs import output_heatmap
 from explorer.tasks import TASK_PRESETS, make_task
 from explorer.views_data import output_distribution
@@ -35,9 +34,9 @@ def tiny_lm():
 def block_view(values: dict) -> View:
     model, _ = tiny_lm()
     cfg = ModelConfig(**{**model.cfg.to_dict(), "norm": values.get("norm", "pre")})
-    return View(architecture_diagram(cfg), "The tiny language model of the last steps, drawn block by block: "
+    return View(block_diagram(cfg, "decoder"), "One block of the tiny language model of the last steps: "
                 "LayerNorm, self-attention with a causal mask, a residual add; LayerNorm, the feed-forward "
-                "network, a residual add; then the output projection to the vocabulary.")
+                "network, a residual add. Its two blocks are alike.")
 
 
 def residuals(result: Result | None) -> Reveal:
@@ -80,7 +79,7 @@ def projection_share(_result=None) -> Reveal:
 
 def projection_view(values: dict) -> View:
     cfg = lm_cfg()
-    return View(architecture_diagram(cfg), f"After the last block every position's {cfg.d_model}-number vector "
+    return View(block_diagram(cfg, "lm-head"), f"After the last block every position's {cfg.d_model}-number vector "
                 f"is multiplied by one matrix to give {cfg.tgt_vocab_size} scores, one per character: the logits.")
 
 

@@ -483,3 +483,16 @@ def test_mosaic_greys_masked_cells_in_every_tile_as_the_close_up_does():
     close_up = attention_heatmap(pats[0, 0], "abc", "abc", mask=mask)
     assert grey.name == "masked" and grey.colorscale == close_up.data[1].colorscale  # the same grey
     assert len(attention_mosaic(pats, list("abc"), list("abc"), mask=np.ones((3, 3), bool)).data) == 1
+
+
+def test_a_block_diagram_draws_one_block_with_its_norms_where_the_config_puts_them():
+    from explorer.figures.architecture import block_diagram
+
+    names = lambda fig: [s.name for s in fig.layout.shapes]  # noqa: E731
+    pre = block_diagram(ModelConfig(norm="pre"), "cross")
+    assert names(pre).count("norm:layernorm") == 3 and "sublayer:cross-attention" in names(pre)
+    post = block_diagram(ModelConfig(arch="encoder", norm="post"), "encoder")
+    assert names(post).count("norm:addnorm") == 2 and "sublayer:cross-attention" not in names(post)
+    head = block_diagram(ModelConfig(arch="decoder"), "lm-head")
+    assert "head:linear" in names(head) and "block:decoder" not in names(head)
+    assert max(f.layout.height for f in (pre, post, head)) < architecture_diagram(ModelConfig()).layout.height

@@ -6,9 +6,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from explorer.figures.architecture import architecture_diagram, block_diagram
 from explorer.figures.attention import attention_heatmap, attention_mosaic, z_slider
 from explorer.figures.layout import figure
-from explorer.figures.projector import DARK_BG, DARK_TEXT, LABEL_PX, TICK_PX, TITLE_PX, for_projector
+from explorer.figures.projector import DARK_BG, DARK_TEXT, DRAWING, LABEL_PX, TICK_PX, TITLE_PX, for_projector
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_figures import _all_figures  # noqa: E402
@@ -32,6 +33,8 @@ def test_large_text_everywhere_and_margins_grow_to_hold_it(index):
     fig = _all_figures()[index]
     before = fig.to_json()
     big = for_projector(fig)
+    if (fig.layout.meta or {}).get("kind") == DRAWING:   # a diagram's text fits its boxes: see the test below
+        return
     assert big is not fig and big.layout.font.size >= 16
     assert big.layout.title.font.size >= TITLE_PX
     for name in [n for n in big.layout if n.startswith(("xaxis", "yaxis"))]:
@@ -47,6 +50,19 @@ def test_large_text_everywhere_and_margins_grow_to_hold_it(index):
         assert big.layout.margin[side] >= fig.layout.margin[side]
     assert big.layout.template.layout.to_plotly_json() == {}  # still no template (a second draw)
     assert fig.to_json() == before  # the original untouched
+
+
+def test_a_diagram_keeps_its_text_and_shrinks_a_fifth_at_most():
+    """Its boxes are drawn in data units at 66 px a unit: larger text, or a much smaller figure, would
+    overflow them (explorer/diagram.py)."""
+    from explorer.config import ModelConfig
+
+    for fig in (architecture_diagram(ModelConfig()), block_diagram(ModelConfig(), "cross")):
+        small = for_projector(fig, max_height=300)
+        assert [a.font.size for a in small.layout.annotations] == [a.font.size for a in fig.layout.annotations]
+        assert small.layout.height == int(0.8 * fig.layout.height)
+    short = block_diagram(ModelConfig(arch="decoder"), "lm-head")
+    assert for_projector(short, max_height=440).layout.height == short.layout.height < 440
 
 
 def test_bigger_labels_need_more_room():
