@@ -1,0 +1,402 @@
+"""A class in one room: a teacher's lesson that students follow, with predictions locked per step.
+
+One SQLite file (`runs_dir() / "rooms.sqlite"`, WAL mode; `explorer.rooms_db` opens and migrates it)
+holds rooms, members, reveals and predictions. Every write is one transaction, so a server restarted
+mid-lesson keeps the room, its step and every locked prediction; every statement is parameterised.
+
+Who is who, without logins:
+- the room code (7 symbols of `ALPHABET`, 34.3 bits) lets anyone join and follow;
+- the teacher key (192 bits, only its sha256 is stored) is the teacher's authority; it lives in the
+  teacher's URL and never in a student's link;
+- a member id (`new_id()`, kept by the student's browser) names a student's seat, so a reopened tab
+  finds its prediction again;
+- a tab id names the one teacher tab that holds the room (`claim`): another tab with the same key is
+  read-only until it takes over or the holder has been silent for `HOLDER_S`.
+
+Students poll `version(code)`, which changes on every change they must see (move, reveal, the
+distribution toggle, close, expiry), and re-read `state(code)` only then; `tally` in the state changes
+on joins and locks, for the teacher's live count. Nicknames are stored as plain text: markup is kept
+literally, so the UI must render them as text, never as markdown or HTML.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import math
+import numbers
+import re
+import secrets
+import sqlite3
+import threading
+import time
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .rooms_db import Database, RoomError
+
+ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"   # no 0/O, 1/I/L, nor U (read as V): 30 symbols
+CODE_LEN = 7
+CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
+KEY_BYTES = 24                                    # 192 bits
+IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
+RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
+HOLDER_S = 30.0            # a teacher tab silent this long loses the room to the next tab that claims it
+MAX_MEMBERS = 200
+MAX_OPEN_ROOMS = 500
+LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
+MAX_NICKNAME = 40
+MAX_CHOICE = 100
+FILE_NAME = "rooms.sqlite"
+
+_ID = re.compile(r"[A-Za-z0-9_-]{8,64}")
+_LESSON = re.compile(r"[A-Za-z0-9_.-]{1,64}")
+_CODE = re.compile(f"[{ALPHABET}]{{{CODE_LEN}}}")
+
+
+
+@dataclass(frozen=True)
+class RoomState:
+    code: str
+    lesson: str
+    step: int
+    version: int             # changes whenever students must re-read the room
+    tally: int               # changes on every join and lock (the teacher's live count)
+    revealed: bool           # the current step's answer has been revealed
+    show_distribution: bool
+    closed: bool             # ended by the teacher, or expired
+    expired: bool            # closed because nobody wrote to it for IDLE_S
+    created: float
+    touched: float
+
+
+@dataclass(frozen=True)
+class Member:
+    room: str
+    member_id: str
+    nickname: str
+    joined: float
+
+
+def new_id() -> str:
+    """A random id for a student's seat or a teacher's tab (128 bits, URL-safe)."""
+    return secrets.token_urlsafe(16)
+
+
+def normalise_code(text) -> str:
+    """'abc-d efg' -> 'ABCDEFG'; RoomError if it cannot be a room code (checked before any SQL)."""
+    code = re.sub(r"[\s-]+", "", text).upper() if isinstance(text, str) else ""
+    if not _CODE.fullmatch(code):
+        shown = text[:20] if isinstance(text, str) else type(text).__name__
+        raise RoomError(f"{shown!r} is not a room code: a code is {CODE_LEN} letters and digits like "
+                        f"{ALPHABET[8:12]}{ALPHABET[:3]}; check it with your teacher, or continue alone")
+    return code
+
+
+def sanitise_nickname(text) -> str:
+    """Control, format (zero-width, bidi) and unassigned characters dropped, whitespace collapsed, cut
+    to MAX_NICKNAME. Markup stays as literal text: render it as plain text."""
+    text = str(text or "")[: MAX_NICKNAME * 8]   # bound the work before looking at characters
+    text = "".join(" " if c.isspace() else c for c in text if c.isspace() or unicodedata.category(c)[0] != "C")
+    return " ".join(text.split())[:MAX_NICKNAME].strip()
+
+
+def student_path(code: str) -> str:
+    """The student's link, relative to the app (never carries the teacher key)."""
+    return f"lessons?room={normalise_code(code)}"
+
+
+def qr_svg(text: str) -> str:
+    """An inline SVG of the QR code of `text` (e.g. the student link), drawn with segno, offline."""
+    import segno  # only the teacher's screen needs it
+    return segno.make(text, error="m").svg_inline(scale=4, border=2)
+
+
+def _hash(key: str) -> str:
+    return hashlib.sha256(key.encode()).hexdigest()
+
+
+def _token(value) -> str:
+    """A member id or a teacher tab id, as `new_id()` makes them."""
+    if not isinstance(value, str) or not _ID.fullmatch(value):
+        raise RoomError("this browser's id in the link is malformed: reopen the link without it to get a new one")
+    return value
+
+
+def _where(lesson, step) -> tuple[str, int]:
+    if not isinstance(lesson, str) or not _LESSON.fullmatch(lesson):
+        raise RoomError(f"lesson={str(lesson)[:20]!r} is not a lesson id: use letters, digits, '.', '_' or '-'")
+    if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= step < 1000:
+        raise RoomError(f"step={str(step)[:20]!r} is not a step: use a whole number from 0 to 999")
+    return lesson, int(step)
+
+
+def _value(value) -> tuple[float, bool]:
+    """(value, is_choice): an int is a choice index, a float a number."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise RoomError(f"{str(value)[:20]!r} is not a prediction: pick a choice or type a number")
+    if isinstance(value, numbers.Integral):
+        if not 0 <= value < MAX_CHOICE:
+            raise RoomError(f"choice {value} does not exist: pick one of the choices shown")
+        return float(value), True
+    if not math.isfinite(value) or abs(value) > 1e12:
+        raise RoomError(f"{value!r} is not a usable number: type a finite number")
+    return float(value), False
+
+
+class Rooms(Database):
+    """The rooms of one server: `Rooms()` opens (and creates or migrates) the default file.
+
+    Safe to share between threads (one connection per thread) and between processes (SQLite locks);
+    `clock` is injectable for tests."""
+
+    def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
+        if path is None:
+            from .runs import runs_dir  # lazily: explorer.runs imports torch
+            path = runs_dir() / FILE_NAME
+        self._clock, self._guard = clock, threading.Lock()
+        self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
+        super().__init__(path)
+
+    # --- reading rooms
+
+    def _row(self, conn, code: str) -> sqlite3.Row | None:
+        return conn.execute("SELECT * FROM rooms WHERE code = ?", (code,)).fetchone()
+
+    def _expired(self, row) -> bool:
+        return row["closed_at"] is None and self._clock() - row["touched"] > IDLE_S
+
+    def _open_row(self, conn, code: str) -> sqlite3.Row:
+        """The room's row inside a write, or RoomError if it is unknown or closed."""
+        row = self._row(conn, code)
+        if row is None:
+            raise RoomError(f"there is no room {code}: check the code with your teacher, or continue alone")
+        if row["closed_at"] is not None or self._expired(row):
+            raise RoomError(f"room {code} has closed: continue the lesson alone")
+        return row
+
+    def _read(self, code) -> sqlite3.Row | None:
+        """The room's row, recording an expiry the first time a read notices it (so `version` moves)."""
+        try:
+            code = normalise_code(code)
+        except RoomError:
+            return None
+        row = self._row(self._conn(), code)
+        if row is not None and self._expired(row):
+            try:
+                with self._write() as conn:
+                    conn.execute("UPDATE rooms SET closed_at = touched + ?, version = version + 1 "
+                                 "WHERE code = ? AND closed_at IS NULL", (IDLE_S, code))
+                    row = self._row(conn, code)
+            except RoomError:   # busy: a read never fails for that; the next read records it
+                pass
+        return row
+
+    def state(self, code) -> RoomState | None:
+        """The room as students see it; None for an unknown or malformed code."""
+        row = self._read(code)
+        if row is None:
+            return None
+        expired = self._expired(row) or row["closed_at"] == row["touched"] + IDLE_S
+        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"],
+                         self._revealed(row["code"], row["lesson"], row["step"]), bool(row["show_distribution"]),
+                         expired or row["closed_at"] is not None, expired, row["created"], row["touched"])
+
+    def version(self, code) -> int | None:
+        """The cheap read a polling student does; None for an unknown or malformed code."""
+        row = self._read(code)
+        return None if row is None else row["version"]
+
+    def _revealed(self, code: str, lesson: str, step: int) -> bool:
+        return self._conn().execute("SELECT 1 FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
+                                    (code, lesson, step)).fetchone() is not None
+
+    def revealed(self, code, lesson, step) -> bool:
+        lesson, step = _where(lesson, step)
+        return self._revealed(normalise_code(code), lesson, step)
+
+    def is_teacher(self, code, key) -> bool:
+        row = self._read(code)
+        return row is not None and isinstance(key, str) and hmac.compare_digest(row["teacher_hash"], _hash(key))
+
+    # --- the teacher
+
+    def create(self, lesson: str, step: int = 0) -> tuple[str, str]:
+        """A new room on (lesson, step): its code and the teacher key (shown once, kept in the teacher's URL)."""
+        lesson, step = _where(lesson, step)
+        key, now = secrets.token_urlsafe(KEY_BYTES), self._clock()
+        with self._write() as conn:
+            conn.execute("DELETE FROM rooms WHERE touched < ?", (now - RETAIN_S,))
+            open_now = conn.execute("SELECT COUNT(*) FROM rooms WHERE closed_at IS NULL AND touched >= ?",
+                                    (now - IDLE_S,)).fetchone()[0]
+            if open_now >= MAX_OPEN_ROOMS:
+                raise RoomError(f"this server already has {open_now} rooms open: end an old room or try later")
+            for _ in range(8):   # 8 collisions in a row at 500 of 2.2e10 codes do not happen
+                code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
+                if self._row(conn, code) is None:
+                    conn.execute("INSERT INTO rooms (code, teacher_hash, lesson, step, created, touched) "
+                                 "VALUES (?, ?, ?, ?, ?, ?)", (code, _hash(key), lesson, step, now, now))
+                    return code, key
+        raise RoomError("no free room code was found: try again")
+
+    def _teacher_row(self, conn, code, key, tab) -> sqlite3.Row:
+        """The room's row if `key` is its teacher's and `tab` (when given) holds the room."""
+        row = self._open_row(conn, code)
+        if not isinstance(key, str) or not hmac.compare_digest(row["teacher_hash"], _hash(key)):
+            raise RoomError(f"this link has no teacher's authority over room {code}: use the teacher link "
+                            "you got when you opened the room")
+        if tab is not None and not self._holds(conn, row, _token(tab), take_over=False):
+            raise RoomError(f"another tab is teaching room {code}: this one is read-only (take over to teach here)")
+        return row
+
+    def _holds(self, conn, row, tab: str, take_over: bool) -> bool:
+        now = self._clock()
+        holder, seen = row["holder"], row["holder_seen"] or 0.0
+        if holder not in (None, tab) and now - seen <= HOLDER_S and not take_over:
+            return False
+        conn.execute("UPDATE rooms SET holder = ?, holder_seen = ? WHERE code = ?", (tab, now, row["code"]))
+        return True
+
+    def claim(self, code, key, tab, take_over: bool = False) -> bool:
+        """True if this teacher tab holds the room (claiming it if free); call it as the tab's heartbeat.
+        False: another tab holds it, this one is read-only unless it takes over."""
+        code, tab = normalise_code(code), _token(tab)
+        with self._write() as conn:
+            return self._holds(conn, self._teacher_row(conn, code, key, None), tab, take_over)
+
+    def _teach(self, code, key, tab, sql: str, args: tuple) -> None:
+        """One teacher's change students must see: checked, applied, version bumped, in one transaction."""
+        code = normalise_code(code)
+        with self._write() as conn:
+            self._teacher_row(conn, code, key, tab)
+            if sql:
+                conn.execute(sql, args)
+            conn.execute("UPDATE rooms SET version = version + 1, touched = ? WHERE code = ?", (self._clock(), code))
+
+    def move(self, code, key, lesson, step, tab: str | None = None) -> None:
+        lesson, step = _where(lesson, step)
+        self._teach(code, key, tab, "UPDATE rooms SET lesson = ?, step = ? WHERE code = ?",
+                    (lesson, step, normalise_code(code)))
+
+    def reveal(self, code, key, lesson, step, tab: str | None = None) -> None:
+        """Show (lesson, step)'s answer on every screen; its predictions are final from now on."""
+        lesson, step = _where(lesson, step)
+        self._teach(code, key, tab, "INSERT OR IGNORE INTO reveals (room, lesson, step, revealed_at) "
+                    "VALUES (?, ?, ?, ?)", (normalise_code(code), lesson, step, self._clock()))
+
+    def show_distribution(self, code, key, on: bool, tab: str | None = None) -> None:
+        self._teach(code, key, tab, "UPDATE rooms SET show_distribution = ? WHERE code = ?",
+                    (int(bool(on)), normalise_code(code)))
+
+    def end(self, code, key, tab: str | None = None) -> None:
+        """Close the room for everyone; ending an ended room does nothing."""
+        code = normalise_code(code)
+        state = self.state(code)
+        if state is not None and state.closed and self.is_teacher(code, key):
+            return
+        self._teach(code, key, tab, "UPDATE rooms SET closed_at = ? WHERE code = ?", (self._clock(), code))
+
+    def names(self, code, key) -> list[str]:
+        """The members' nicknames in joining order (teacher only); plain text, render it as such."""
+        code = normalise_code(code)
+        if not self.is_teacher(code, key):
+            raise RoomError(f"only the teacher of room {code} sees its names")
+        rows = self._conn().execute("SELECT nickname FROM members WHERE room = ? ORDER BY joined, rowid", (code,))
+        return [r["nickname"] or "anonymous" for r in rows]
+
+    # --- students
+
+    def join(self, code, member_id, nickname: str = "") -> Member:
+        """Take (or take back) a seat; a reopened tab with the same member id keeps its predictions."""
+        code, member_id, nickname = normalise_code(code), _token(member_id), sanitise_nickname(nickname)
+        now = self._clock()
+        with self._write() as conn:
+            self._open_row(conn, code)
+            old = conn.execute("SELECT joined FROM members WHERE room = ? AND member_id = ?",
+                               (code, member_id)).fetchone()
+            if old is None:
+                seats = conn.execute("SELECT COUNT(*) FROM members WHERE room = ?", (code,)).fetchone()[0]
+                if seats >= MAX_MEMBERS:
+                    raise RoomError(f"room {code} is full ({MAX_MEMBERS} students): continue the lesson alone")
+                conn.execute("INSERT INTO members (room, member_id, nickname, joined, last_seen) "
+                             "VALUES (?, ?, ?, ?, ?)", (code, member_id, nickname, now, now))
+            else:
+                conn.execute("UPDATE members SET nickname = ?, last_seen = ? WHERE room = ? AND member_id = ?",
+                             (nickname, now, code, member_id))
+            conn.execute("UPDATE rooms SET tally = tally + 1, touched = ? WHERE code = ?", (now, code))
+        return Member(code, member_id, nickname, now if old is None else old["joined"])
+
+    def member(self, code, member_id) -> Member | None:
+        row = self._conn().execute("SELECT * FROM members WHERE room = ? AND member_id = ?",
+                                   (normalise_code(code), _token(member_id))).fetchone()
+        return None if row is None else Member(row["room"], row["member_id"], row["nickname"], row["joined"])
+
+    def _limit(self, code: str, member_id: str) -> None:
+        """A token bucket per seat, in this process: a flood from one seat never waits on (or slows) others."""
+        now = self._clock()
+        with self._guard:
+            tokens, then = self._buckets.get((code, member_id), (LOCK_BURST, now))
+            tokens = min(LOCK_BURST, tokens + (now - then) * LOCK_BURST / LOCK_WINDOW_S)
+            if tokens < 1:
+                wait = math.ceil((1 - tokens) * LOCK_WINDOW_S / LOCK_BURST)
+                raise RoomError(f"too many locks: wait {wait} s, then lock your prediction again")
+            self._buckets[(code, member_id)] = (tokens - 1, now)
+            if len(self._buckets) > MAX_MEMBERS * MAX_OPEN_ROOMS // 10:   # forget seats long refilled
+                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < LOCK_WINDOW_S}
+
+    def predict(self, code, member_id, lesson, step, value) -> None:
+        """Lock a prediction (an int: a choice index; a float: a number) on the room's current step.
+        A second lock replaces the first until the step is revealed."""
+        code, member_id = normalise_code(code), _token(member_id)
+        (lesson, step), (number, is_choice) = _where(lesson, step), _value(value)
+        self._limit(code, member_id)
+        now = self._clock()
+        with self._write() as conn:
+            row = self._open_row(conn, code)
+            if self.member(code, member_id) is None:
+                raise RoomError(f"this browser has not joined room {code}: reopen the student link")
+            if (row["lesson"], row["step"]) != (lesson, step):
+                raise RoomError("the class has moved to another step: lock your prediction on the step shown now")
+            if self._revealed(code, lesson, step):
+                raise RoomError("this step's answer is revealed: predictions are closed")
+            conn.execute("INSERT INTO predictions (room, member_id, lesson, step, value, is_choice, locked_at) "
+                         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, member_id, lesson, step) DO UPDATE SET "
+                         "value = excluded.value, is_choice = excluded.is_choice, locked_at = excluded.locked_at",
+                         (code, member_id, lesson, step, number, int(is_choice), now))
+            conn.execute("UPDATE members SET last_seen = ? WHERE room = ? AND member_id = ?", (now, code, member_id))
+            conn.execute("UPDATE rooms SET tally = tally + 1, touched = ? WHERE code = ?", (now, code))
+
+    def prediction(self, code, member_id, lesson, step) -> int | float | None:
+        lesson, step = _where(lesson, step)
+        row = self._conn().execute(
+            "SELECT value, is_choice FROM predictions WHERE room = ? AND member_id = ? AND lesson = ? AND step = ?",
+            (normalise_code(code), _token(member_id), lesson, step)).fetchone()
+        return None if row is None else (int(row["value"]) if row["is_choice"] else row["value"])
+
+    # --- the class as a whole (anonymous)
+
+    def _known(self, code) -> str:
+        code = normalise_code(code)
+        if self._row(self._conn(), code) is None:
+            raise RoomError(f"there is no room {code}: check the code with your teacher, or continue alone")
+        return code
+
+    def count(self, code, lesson, step) -> tuple[int, int]:
+        """(members who locked a prediction on this step, members who joined): "23 of 27 predicted"."""
+        code, (lesson, step) = self._known(code), _where(lesson, step)
+        row = self._conn().execute(
+            "SELECT (SELECT COUNT(*) FROM predictions WHERE room = ? AND lesson = ? AND step = ?), "
+            "(SELECT COUNT(*) FROM members WHERE room = ?)", (code, lesson, step, code)).fetchone()
+        return row[0], row[1]
+
+    def distribution(self, code, lesson, step, key: str | None = None) -> dict[int | float, int]:
+        """How many locked each value, in value order: for everyone after the reveal, before it for the teacher."""
+        code, (lesson, step) = self._known(code), _where(lesson, step)
+        if not self._revealed(code, lesson, step) and not self.is_teacher(code, key):
+            raise RoomError("the class's predictions are shown after the reveal")
+        rows = self._conn().execute(
+            "SELECT value, is_choice, COUNT(*) AS n FROM predictions WHERE room = ? AND lesson = ? AND step = ? "
+            "GROUP BY value, is_choice ORDER BY value", (code, lesson, step))
+        return {(int(r["value"]) if r["is_choice"] else r["value"]): r["n"] for r in rows}
