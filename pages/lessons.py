@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.lessons import LESSONS
-from ui import frame, lesson_nav, lesson_question, menu, presenter
+from ui import frame, lesson_nav, lesson_question, menu, presenter, room
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -37,27 +37,40 @@ def try_it(step, values: dict) -> None:
                  help=f"The same view on the {page.title} page, where nothing is fixed")
 
 
-def show_step(lesson, index: int) -> None:
+def _teach() -> None:
+    st.query_params[room.TEACH] = "1"
+
+
+def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     step = lesson.steps[index]
     if lesson_nav.arrived(lesson, index):
-        lesson_question.arrive(lesson, index)
+        lesson_question.arrive(lesson, index, seat)
     where, display = st.columns([3, 2], vertical_alignment="center")
     where.caption(f"{lesson.title} · {lesson.source}")
     with display.container(horizontal=True, horizontal_alignment="right"):
         presenter.toggles()
+        if seat is None:
+            st.button("Open a room", key="room_open", icon=":material/meeting_room:", on_click=_teach,
+                      help="Teach this lesson to a class: students follow your steps on their own screens")
     lesson_nav.say_problem()
-    lesson_nav.nav_buttons(lesson, index)
+    if seat is not None and not seat.teacher:
+        room.student_bar(seat)
+        room.follow(seat)
+    else:
+        if seat is not None:
+            room.teacher_bar(seat, lesson, index)
+        lesson_nav.nav_buttons(lesson, index)
     st.title(step.title, anchor=False)
     text, live = st.columns([2, 3], gap="large")
     with text:
         st.markdown(step.text)
         if step.question is not None:   # before the controls: on a projector the question stays in view
-            lesson_question.ask(lesson, index, step.question)
+            lesson_question.ask(lesson, index, step.question, seat)
         values = lesson_nav.control_values(step)
         if step.try_it is not None:
             try_it(step, values)
     with live:
-        shown = step.question is not None and lesson_question.result(lesson, index, step.question)
+        shown = step.question is not None and lesson_question.result(lesson, index, step.question, seat)
         try:
             view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))
         except (OSError, ValueError) as err:   # a shipped model missing or damaged on this server
@@ -68,7 +81,12 @@ def show_step(lesson, index: int) -> None:
 
 
 lesson, index = lesson_nav.where()
+if lesson is not None and st.query_params.get(room.TEACH) == "1":
+    room.open_room(lesson, index)
+seat = room.seat()
+if seat is not None:
+    lesson, index = room.follow_teacher(seat, lesson or seat.lesson(), index if lesson else seat.state.step)
 if lesson is None:
     choose()
 else:
-    show_step(lesson, index)
+    show_step(lesson, index, seat)

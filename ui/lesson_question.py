@@ -13,11 +13,14 @@ import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
-from explorer.lessons import Lesson, Question, Reveal, View
-from ui import experiment_job, widgets
+from explorer.figures.architecture import param_breakdown
+from explorer.lessons import LESSONS, Lesson, Question, Reveal, View
+from ui import experiment_job, room, widgets
+from ui.frame import live_fragment
 
 CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
 STOP, RERUN = "lesson_stop", "lesson_rerun"
+REFUSED = "_lesson_refused"           # why the room refused the last lock, said once
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
 PROJECTOR_FIGURE_PX = 440             # a step's figure on a 1280x720 projector, under the title, unscrolled
@@ -36,10 +39,16 @@ def revealed(lesson: Lesson, index: int) -> Reveal | None:
     return st.session_state.setdefault(REVEALED, {}).get(_here(lesson, index))
 
 
-def _on_lock(here: tuple[str, int]) -> None:
+def _on_lock(here: tuple[str, int], seat: room.Seat | None) -> None:
     value = st.session_state.get(CHOICE)
-    if value is not None:
-        st.session_state.setdefault(PREDICTIONS, {})[here] = value   # a second lock replaces the first
+    if value is None:
+        return
+    if seat is not None:   # a student in a room: the room keeps it (and may refuse: too fast, revealed)
+        refused = room.predict(seat, LESSONS[here[0]], here[1], value)
+        if refused:
+            st.session_state[REFUSED] = refused
+            return
+    st.session_state.setdefault(PREDICTIONS, {})[here] = value   # a second lock replaces the first
 
 
 def _on_reveal(here: tuple[str, int], question: Question) -> None:
@@ -65,35 +74,68 @@ def _result(question: Question) -> Result | None:
     return memo[key]
 
 
-def arrive(lesson: Lesson, index: int) -> None:
-    """On arriving at a step: its choice widget starts from this step's locked prediction, if any."""
+def arrive(lesson: Lesson, index: int, seat: room.Seat | None = None) -> None:
+    """On arriving at a step: its choice widget starts from this step's locked prediction, if any (a
+    student's from the room: a reopened tab or a restarted server finds it there)."""
     st.session_state.pop(CHOICE, None)
+    if seat is not None and seat.member is not None:
+        kept = room.rooms().prediction(seat.code, seat.member, lesson.id, index)
+        if kept is not None:
+            st.session_state.setdefault(PREDICTIONS, {})[_here(lesson, index)] = kept
     locked = prediction(lesson, index)
     if locked is not None:
         st.session_state[CHOICE] = locked
 
 
-def ask(lesson: Lesson, index: int, question: Question) -> None:
-    """The question, the prediction widget and the Lock / Reveal buttons."""
-    here, done = _here(lesson, index), revealed(lesson, index) is not None or here_asked(lesson, index)
+def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> None:
+    """The question, the prediction widget and the Lock / Reveal buttons. In a room the students lock and
+    the teacher (who predicts nothing) reveals, for every screen at once."""
+    here, done = _here(lesson, index), is_revealed(lesson, index, seat)
+    teacher, student = seat is not None and seat.teacher, seat is not None and not seat.teacher
     with st.container(border=True):
         st.markdown(f":material/help: **{question.prompt}**")
+        label = "The choices" if teacher else "Your prediction"
         if question.choices:
-            st.radio("Your prediction", range(len(question.choices)), format_func=question.choices.__getitem__,
-                     index=None, key=CHOICE, disabled=done)
+            st.radio(label, range(len(question.choices)), format_func=question.choices.__getitem__,
+                     index=None, key=CHOICE, disabled=done or teacher)
         else:
             low, high, step = question.number
-            st.number_input(f"Your prediction{f' ({question.unit})' if question.unit else ''}", low, high,
-                            value=None, step=step, key=CHOICE, disabled=done, placeholder="a number")
+            st.number_input(f"{label}{f' ({question.unit})' if question.unit else ''}", low, high,
+                            value=None, step=step, key=CHOICE, disabled=done or teacher, placeholder="a number")
         locked = prediction(lesson, index)
-        st.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock, args=(here,),
-                  disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
-        st.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", disabled=locked is None
-                  or done, on_click=_on_reveal, args=(here, question), width="stretch")
+        if not teacher:
+            st.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock,
+                      args=(here, seat), disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
+        if not student:
+            st.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", on_click=_on_reveal,
+                      args=(here, question), disabled=done or (locked is None and not teacher) or
+                      (teacher and not seat.holds), width="stretch")
+        refused = st.session_state.pop(REFUSED, None)
+        if refused:
+            st.warning(refused, icon=":material/timer:")
         if locked is not None and not done:
-            st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it, or Reveal.")
-        elif locked is None:
+            then = "The teacher reveals the answer." if student else "Or Reveal."
+            st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it. {then}")
+        elif locked is None and not teacher:
             st.caption("Pick an answer and lock it in: the measurement appears only after that.")
+    if teacher and seat.state.show_distribution and not done:
+        live_fragment(lambda: _class_chart(seat, lesson, index, question), room.POLL_S)
+
+
+def is_revealed(lesson: Lesson, index: int, seat: room.Seat | None) -> bool:
+    """Asked for by this tab, or, in a room, by the teacher for everyone."""
+    if seat is not None and room.revealed(seat, lesson, index):
+        return True
+    return (seat is None or seat.teacher) and here_asked(lesson, index)
+
+
+def _class_chart(seat: room.Seat, lesson: Lesson, index: int, question: Question) -> None:
+    counts = room.distribution(seat, lesson, index, question)
+    if counts is None:
+        st.caption("No predictions yet.")
+        return
+    widgets.chart(param_breakdown(counts, "The class's predictions", unit="students"),
+                  key=f"room_dist_{lesson.id}_{index}")
 
 
 def here_asked(lesson: Lesson, index: int) -> bool:
@@ -125,25 +167,41 @@ def judged(question: Question, value, reveal: Reveal) -> str:
             reveal.value) else ":material/cancel: More than 10% away from the measurement.")
 
 
-def result(lesson: Lesson, index: int, question: Question) -> bool:
-    """The answer beside the prediction, in the container keyed `lesson_result`; False (and nothing
-    drawn) before the reveal. An experiment still running shows its progress and a Stop button."""
-    if not here_asked(lesson, index):
+def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> bool:
+    """The answer beside the prediction (and, in a room, beside the class's predictions), in the container
+    keyed `lesson_result`; False (and nothing drawn) before the reveal. An experiment still running shows
+    its progress and a Stop button. A teacher's reveal reaches the room once the answer is on screen."""
+    if not is_revealed(lesson, index, seat):
         return False
     here = _here(lesson, index)
     answer = revealed(lesson, index)
     if answer is None:
         outcome = _result(question) if question.experiment else None
         if question.experiment and outcome is None:
-            _running(question)
+            if seat is not None and not seat.teacher:   # students never start the measurement themselves
+                st.info("The teacher's measurement is on its way: the answer appears here when it is done.",
+                        icon=":material/hourglass_top:")
+            else:
+                _running(question)
             return True
         answer = question.reveal(outcome)
-        st.session_state[REVEALED][here] = answer
+        st.session_state.setdefault(REVEALED, {})[here] = answer
+    if seat is not None and seat.teacher:
+        room.reveal(seat, lesson, index)
+    counts = room.distribution(seat, lesson, index, question) if seat is not None else None
     with st.container(key=RESULT, border=True):
         mine, measured = st.columns(2)
-        mine.metric("You predicted", shown(question, prediction(lesson, index)))
+        if seat is not None and seat.teacher:
+            mine.metric("The class predicted", f"{sum((counts or {}).values())} locked")
+        else:
+            locked = prediction(lesson, index)
+            mine.metric("You predicted", "nothing locked" if locked is None else shown(question, locked))
+            if locked is not None:
+                st.markdown(judged(question, locked, answer))
         measured.metric("Measured", measured_text(question, answer))
-        st.markdown(judged(question, prediction(lesson, index), answer))
+        if counts:
+            widgets.chart(param_breakdown(counts, "The class's predictions", unit="students"),
+                          key=f"room_result_{lesson.id}_{index}")
         draw(answer.view, f"lesson_reveal_fig_{lesson.id}_{index}", answer.answer)
         if answer.verdict:
             with st.expander("The verdict, with its 95% intervals over seeds"):

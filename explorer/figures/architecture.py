@@ -21,19 +21,20 @@ def block_diagram(cfg, kind="encoder", **kwargs) -> go.Figure:
     return diagram.block_diagram(cfg, kind, **kwargs)
 
 
-def param_breakdown(parts, title="", layout=None) -> go.Figure:
-    """Parameter counts by part (from `config.param_count`; "total" is left out)."""
+def param_breakdown(parts, title="", layout=None, unit="parameters") -> go.Figure:
+    """Counts by part as horizontal bars with their shares: parameters by part (from `config.param_count`;
+    "total" is left out), or any other counts in `unit` (a class's predictions per choice)."""
     items = [(k, v) for k, v in parts.items() if k != "total"]
     total = sum(v for _, v in items) or 1
-    names, counts = [k for k, _ in items], [v for _, v in items]
+    names, counts = [str(k) for k, _ in items], [v for _, v in items]
     bar = go.Bar(
         x=counts, y=names, orientation="h", marker=dict(color=PALETTE[0], line=BAR_LINE),
         text=[f"{human(v)} ({100 * v / total:.0f}%)" for v in counts],
         textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
-        hovertemplate="%{y}<br>%{x:,} parameters (%{customdata:.1f}%)<extra></extra>")
+        hovertemplate=f"%{{y}}<br>%{{x:,}} {unit} (%{{customdata:.1f}}%)<extra></extra>")
     room = 1.3 * max(counts, default=0) or 1  # for the count written outside the longest bar
-    return figure([bar], title or f"{human(total)} parameters", 120 + 34 * len(names), layout,
-                  xaxis=dict(title="parameters", range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
+    return figure([bar], title or f"{human(total)} {unit}", 120 + 34 * len(names), layout,
+                  xaxis=dict(title=unit, range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
 
 
 __all__ = ["architecture_diagram", "block_diagram", "param_breakdown"]

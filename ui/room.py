@@ -1,0 +1,269 @@
+"""A class in one room: students follow the teacher's lesson step by step (explorer/rooms.py keeps the
+room, its step and every locked prediction in SQLite, so a server restart loses nothing).
+
+    lessons?lesson=ch2&step=3&teach=1      the teacher opens a room; the URL becomes
+    lessons?lesson=ch2&step=3&room=CODE&key=KEY      the key is the teacher's authority: it stays in this
+                                                     URL (a reload keeps it) and in no student's link
+    lessons?room=CODE[&name=NICK]          a student follows; the nickname is shown to the teacher only
+
+A student's seat is a hash of this browser's owner token (ui/owner.py), so a closed and reopened tab
+finds its prediction again. Students poll the room's version once a second and rerun only when it moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+import streamlit as st
+
+from explorer.lessons import LESSONS, Lesson, Question
+from explorer.rooms import MAX_NICKNAME, RoomError, Rooms, RoomState, new_id, qr_svg, sanitise_nickname, student_path
+from explorer.runs import runs_dir
+from ui import owner
+from ui.frame import live_fragment
+
+ROOM, KEY, TEACH, NAME = "room", "key", "teach", "name"     # URL parameters (a contract)
+CODE, COUNT = "room_code", "room_count"                     # element keys (a contract)
+DISTRIBUTION, END, TAKE_OVER, ALONE = "room_distribution", "room_end", "room_take_over", "room_alone"
+NICKNAME = "room_nickname"
+TAB = "_room_tab"            # this teacher tab's id: one tab holds a room, another is read-only
+JOINED = "_room_joined"      # the room this session has taken its seat in
+SEEN = "_room_seen"          # the room version this student's page shows
+PROBLEM = "_room_problem"    # what went wrong with a room link, said once
+MAX_BARS = 10               # a number question's predictions are binned beyond this many values
+POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
+
+
+@st.cache_resource(show_spinner=False)
+def _rooms(path: str) -> Rooms:
+    return Rooms(path)   # thread-safe, one per database file: the server's connections, not anyone's data
+
+
+def rooms() -> Rooms:
+    return _rooms(str(runs_dir() / "rooms.sqlite"))
+
+
+@dataclass(frozen=True)
+class Seat:
+    """This page's place in a room: the room as last read, and whether this tab teaches it."""
+
+    state: RoomState
+    teacher: bool            # the URL carries the teacher key
+    holds: bool              # ... and this tab holds the room (another teacher tab is read-only)
+    key: str | None
+    member: str | None       # a student's seat id
+
+    @property
+    def code(self) -> str:
+        return self.state.code
+
+    @property
+    def teaching(self) -> bool:
+        return self.teacher and self.holds
+
+    def lesson(self) -> Lesson:
+        return LESSONS[self.state.lesson]
+
+
+def member_id() -> str:
+    return hashlib.sha256(f"explorer-member:{owner.token()}".encode()).hexdigest()[:32]
+
+
+def tab_id() -> str:
+    return st.session_state.setdefault(TAB, new_id())
+
+
+def _alone(lesson_id: str | None, step: int | None) -> None:
+    """Leave the room and go on with its lesson, at its step, by oneself."""
+    for param in (ROOM, KEY, NAME, TEACH):
+        st.query_params.pop(param, None)
+    if lesson_id in LESSONS:
+        st.query_params["lesson"], st.query_params["step"] = lesson_id, str((step or 0) + 1)
+
+
+def _problem(text: str, lesson_id: str | None = None, step: int | None = None) -> None:
+    st.warning(text, icon=":material/meeting_room:")
+    st.button("Continue alone", key=ALONE, icon=":material/person:", on_click=_alone, args=(lesson_id, step))
+
+
+def open_room(lesson: Lesson, index: int) -> None:
+    """`teach=1`: a new room on this step; the teacher's URL takes its code and key (and loses teach=1,
+    so a reload does not open a second room)."""
+    try:
+        code, key = rooms().create(lesson.id, index)
+    except RoomError as err:
+        st.session_state[PROBLEM] = str(err)
+        st.query_params.pop(TEACH, None)
+        return
+    st.query_params.pop(TEACH, None)
+    st.query_params[ROOM], st.query_params[KEY] = code, key
+    rooms().claim(code, key, tab_id())
+
+
+def seat() -> Seat | None:
+    """The room the URL names, joined; None (after saying why, with a way to continue alone) when the
+    link names no room, a wrong one or one that has ended."""
+    problem = st.session_state.pop(PROBLEM, None)
+    if problem:
+        st.warning(problem, icon=":material/meeting_room:")
+    text = st.query_params.get(ROOM)
+    if text is None:
+        return None
+    state = rooms().state(text)
+    if state is None:
+        _problem(f"There is no room `{text[:12]}`: check the code with your teacher (7 letters and digits). "
+                 "You can also go through the lessons on your own.")
+        return None
+    if state.closed:
+        why = "nobody used it for a day" if state.expired else "the teacher ended it"
+        _problem(f"Room {state.code} is closed: {why}. Continue on your own from its last step.", state.lesson,
+                 state.step)
+        return None
+    key = st.query_params.get(KEY)
+    if key is not None:
+        if rooms().is_teacher(state.code, key):
+            holds = rooms().claim(state.code, key, tab_id())
+            return Seat(state, True, holds, key, None)
+        st.warning("This link's teacher key is not this room's: you follow the room as a student.",
+                   icon=":material/key_off:")
+    member = member_id()
+    if st.session_state.get(JOINED) != state.code:   # once a session: a student's reruns write nothing
+        try:
+            rooms().join(state.code, member, st.query_params.get(NAME, ""))
+        except RoomError as err:
+            _problem(str(err), state.lesson, state.step)
+            return None
+        st.session_state[JOINED] = state.code
+        st.session_state[NICKNAME] = sanitise_nickname(st.query_params.get(NAME, ""))
+    st.session_state[SEEN] = state.version
+    return Seat(state, False, False, None, member)
+
+
+def follow_teacher(seat: Seat, lesson: Lesson, index: int) -> tuple[Lesson, int]:
+    """The step this page shows: the teacher's URL moves the room; a student is where the room is."""
+    state = seat.state
+    if seat.teaching and (state.lesson, state.step) != (lesson.id, index):
+        rooms().move(seat.code, seat.key, lesson.id, index, tab_id())
+    if seat.teacher:
+        return lesson, index
+    return seat.lesson(), min(state.step, len(seat.lesson().steps) - 1)
+
+
+# ----------------------------------------------------------------------------- the teacher's bar
+def _end(seat: Seat) -> None:
+    try:
+        rooms().end(seat.code, seat.key, tab_id())
+    except RoomError as err:
+        st.session_state[PROBLEM] = str(err)
+
+
+def _take_over(seat: Seat) -> None:
+    rooms().claim(seat.code, seat.key, tab_id(), take_over=True)
+
+
+def _show_distribution(seat: Seat) -> None:
+    try:
+        rooms().show_distribution(seat.code, seat.key, bool(st.session_state[DISTRIBUTION]), tab_id())
+    except RoomError as err:
+        st.session_state[PROBLEM] = str(err)
+
+
+def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
+    """The room's code, its invitation (link and QR code), the live count, the distribution toggle."""
+    base = st.context.url.rsplit("/", 1)[0] if st.context.url else ""
+    link = f"{base}/{student_path(seat.code)}" if base else student_path(seat.code)
+    with st.container(horizontal=True, vertical_alignment="center"):
+        with st.container(key=CODE, width="content"):
+            st.markdown(f":material/meeting_room: Room **{seat.code}**")
+        with st.popover("Who is here", icon=":material/groups:"):
+            names = rooms().names(seat.code, seat.key)
+            st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
+        with st.popover("Invite", icon=":material/qr_code_2:"):
+            st.markdown("Students open this link, or scan the code:")
+            st.code(link, language=None)
+            st.html(qr_svg(link))
+        if seat.holds:
+            st.session_state[DISTRIBUTION] = seat.state.show_distribution
+            st.toggle("Show predictions", key=DISTRIBUTION, on_change=_show_distribution, args=(seat,),
+                      help="The class's predictions for this step as a chart, before the reveal")
+            st.button("End room", key=END, icon=":material/logout:", on_click=_end, args=(seat,))
+        else:
+            st.warning("Another tab is teaching this room: this one is read-only.", icon=":material/visibility:")
+            st.button("Teach from this tab", key=TAKE_OVER, on_click=_take_over, args=(seat,))
+    live_fragment(lambda: _count(seat, lesson, index), POLL_S)
+
+
+def _count(seat: Seat, lesson: Lesson, index: int) -> None:
+    """'23 of 27 predicted', read again every second; the teacher tab's heartbeat too."""
+    rooms().claim(seat.code, seat.key, tab_id())
+    predicted, joined = rooms().count(seat.code, lesson.id, index)
+    with st.container(key=COUNT):
+        asked = lesson.steps[index].question is not None
+        st.caption(f":material/groups: {predicted} of {joined} predicted" if asked else
+                   f":material/groups: {joined} student{'s' if joined != 1 else ''} in the room")
+
+
+# ----------------------------------------------------------------------------- students
+def follow(seat: Seat) -> None:
+    """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room."""
+    def check() -> None:
+        version = rooms().version(seat.code)
+        if version != st.session_state.get(SEEN):
+            st.rerun()
+
+    live_fragment(check, POLL_S)
+
+
+def _rename(seat: Seat) -> None:
+    try:
+        rooms().join(seat.code, seat.member, st.session_state[NICKNAME])
+    except RoomError as err:
+        st.session_state[PROBLEM] = str(err)
+
+
+def student_bar(seat: Seat) -> None:
+    where, name = st.columns([3, 2], vertical_alignment="bottom")
+    where.caption(f":material/meeting_room: Room {seat.code}: your screen follows the teacher's.")
+    name.text_input("Your name (only the teacher sees it)", key=NICKNAME, max_chars=MAX_NICKNAME,
+                    on_change=_rename, args=(seat,), placeholder="optional")
+
+
+def predict(seat: Seat, lesson: Lesson, index: int, value) -> str | None:
+    """Lock a student's prediction in the room; the reason when it is refused (too fast, revealed)."""
+    try:
+        rooms().predict(seat.code, seat.member, lesson.id, index, value)
+    except RoomError as err:
+        return str(err)
+    return None
+
+
+def reveal(seat: Seat, lesson: Lesson, index: int) -> None:
+    if seat.teaching and not rooms().revealed(seat.code, lesson.id, index):
+        rooms().reveal(seat.code, seat.key, lesson.id, index, tab_id())
+
+
+def revealed(seat: Seat, lesson: Lesson, index: int) -> bool:
+    return rooms().revealed(seat.code, lesson.id, index)
+
+
+def distribution(seat: Seat, lesson: Lesson, index: int, question: Question) -> dict[str, int] | None:
+    """The class's predictions by choice (or number), for the chart; None when nobody predicted."""
+    try:
+        counts = rooms().distribution(seat.code, lesson.id, index, seat.key)
+    except RoomError:
+        return None
+    if not counts:
+        return None
+    if question.choices:
+        return {choice: counts.get(i, 0) for i, choice in enumerate(question.choices)}
+    if len(counts) <= MAX_BARS:
+        return {f"{v:g}": n for v, n in counts.items()}
+    values = sorted(counts)   # many different numbers: MAX_BARS equal ranges
+    low, width = values[0], (values[-1] - values[0]) / MAX_BARS
+    binned: dict[str, int] = {}
+    for i in range(MAX_BARS):
+        lo, hi = low + i * width, low + (i + 1) * width
+        binned[f"{lo:.3g} to {hi:.3g}"] = sum(n for v, n in counts.items()
+                                              if lo <= v < hi or (i == MAX_BARS - 1 and v == hi))
+    return binned
