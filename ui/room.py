@@ -19,7 +19,7 @@ import streamlit as st
 
 from explorer.lessons import LESSONS, Lesson, Question
 from explorer.rooms import MAX_NICKNAME, RoomError, Rooms, RoomState, new_id, qr_svg, sanitise_nickname, student_path
-from explorer.runs import runs_dir
+from explorer.runs import runs_dir, safe_name
 from ui import owner
 from ui.frame import live_fragment
 
@@ -236,6 +236,21 @@ def predict(seat: Seat, lesson: Lesson, index: int, value) -> str | None:
     except RoomError as err:
         return str(err)
     return None
+
+
+def run_name() -> str | None:
+    """A run a student trains while in a room is named after them ("Ann-H3JJ7ZZ"), so the teacher can find
+    it and show it on the projector (read-only: it belongs to the student); None outside a room."""
+    code = st.session_state.get(JOINED)
+    return None if code is None else run_name_for(code, st.session_state.get(NICKNAME, ""))
+
+
+def run_name_for(code: str, nickname: str) -> str:
+    try:
+        who = safe_name(nickname)[:40]
+    except ValueError:   # no nickname, or none of its characters can name a folder
+        who = "student"
+    return f"{who}-{code}"
 
 
 def reveal(seat: Seat, lesson: Lesson, index: int) -> None:

@@ -23,6 +23,7 @@ from explorer.model import build_model
 from explorer.slots import pool_counts
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
+from ui import room
 from ui.frame import live_fragment
 from ui.links import state_value
 from ui.model_config import TASK, current_config, current_task
@@ -81,6 +82,7 @@ def on_train() -> None:
     cfg, err = current_config(task=task)
     train_cfg, train_err = train_config(settings_values())
     name, name_err = check_run_name(state_value(TRAIN_NAME, ""))
+    name = name or room.run_name()   # in a class's room: named after the student
     error = err or train_err or name_err
     st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg, name)
 

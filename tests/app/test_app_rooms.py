@@ -1,0 +1,148 @@
+"""A class in one room under AppTest: each AppTest is one tab (a teacher or a student) on the same
+rooms database (the tier's runs folder), driven in turn."""
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from explorer import checkpoints
+from explorer.lessons import LESSONS
+from tests.app.test_app import ROOT, SHIPPED, assert_ok
+from ui import owner, room
+
+QUESTION = ("module6", 2)   # "Which dimensions change fastest?": three choices, answered without training
+
+
+@pytest.fixture(autouse=True)
+def shipped_models(monkeypatch):
+    monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
+
+
+def tab(query: dict, token: str | None = None) -> AppTest:
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
+    if token is not None:   # the browser's owner cookie: the same student in a reopened tab
+        at.session_state[owner.TOKEN] = token
+    at.run()
+    at.switch_page("pages/lessons.py")
+    at.query_params.update(query)
+    at.run()
+    assert_ok(at)
+    return at
+
+
+def param(at: AppTest, name: str) -> str | None:
+    value = at.query_params.get(name)
+    return value[0] if isinstance(value, list) else value
+
+
+def texts(at: AppTest) -> str:
+    return "\n".join(e.value for e in [*at.markdown, *at.caption, *at.warning, *at.info, *at.title, *at.text])
+
+
+def teacher(lesson_id: str = QUESTION[0], step: int = QUESTION[1]) -> tuple[AppTest, str]:
+    at = tab({"lesson": lesson_id, "step": str(step), "teach": "1"})
+    code = param(at, "room")
+    assert code and param(at, "key") and param(at, "teach") is None   # a reload opens no second room
+    assert f"Room **{code}**" in texts(at)
+    return at, code
+
+
+def count_text(at: AppTest) -> str:
+    return next(c.value for c in at.caption if "predicted" in c.value or "in the room" in c.value)
+
+
+def test_students_follow_lock_and_see_the_reveal_only_when_the_teacher_reveals():
+    t, code = teacher()
+    s = tab({"room": code, "name": "**Ann** <b>x</b>"}, token="a" * 30)
+    title = LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].title
+    assert [x.value for x in s.title] == [title]
+    keys = {b.key for b in s.button}
+    assert "lesson_lock" in keys and not keys & {"lesson_reveal", "lesson_next", "lesson_prev", "room_end"}
+    assert "Ann" not in texts(s)   # a nickname is for the teacher's eyes
+    s.radio(key="lesson_choice").set_value(1).run()
+    s.button(key="lesson_lock").click().run()
+    assert_ok(s)
+    t.run()
+    assert count_text(t).endswith("1 of 1 predicted")
+    assert not [m for m in s.metric if m.label == "Measured"]
+    t.button(key="lesson_reveal").click().run()
+    assert_ok(t)
+    assert {m.label for m in t.metric} == {"The class predicted", "Measured"}
+    s.run()
+    assert_ok(s)
+    shown = {m.label: m.value for m in s.metric}
+    assert shown["You predicted"] == "the high dimensions (near d_model)" and "Measured" in shown
+    assert s.radio(key="lesson_choice").disabled and s.button(key="lesson_lock").disabled
+    assert len(s.get("plotly_chart")) >= 2   # the class's predictions beside the measured answer
+    t.button(key="lesson_next").click().run()
+    s.run()
+    assert [x.value for x in s.title] == [LESSONS[QUESTION[0]].steps[QUESTION[1]].title]
+
+
+def test_the_teacher_sees_nicknames_as_plain_text_and_students_never_do():
+    t, code = teacher()
+    tab({"room": code, "name": "**Ann** <b>x</b>"}, token="a" * 30)
+    other = tab({"room": code, "name": "Bo"}, token="b" * 30)
+    t.run()
+    assert "**Ann** <b>x</b>" in [x.value for x in t.text][0]   # st.text: markup shown, never rendered
+    assert "Ann" not in texts(other)
+
+
+def test_a_reopened_tab_keeps_its_prediction_and_a_restarted_server_keeps_the_room():
+    t, code = teacher()
+    s = tab({"room": code}, token="c" * 30)
+    s.radio(key="lesson_choice").set_value(2).run()
+    s.button(key="lesson_lock").click().run()
+    room._rooms.clear()   # as after a server restart: a new connection to the same file
+    again = tab({"room": code}, token="c" * 30)
+    assert again.radio(key="lesson_choice").value == 2
+    assert "Locked" in texts(again)
+    t2 = tab({"lesson": QUESTION[0], "step": str(QUESTION[1]), "room": code, "key": param(t, "key")})
+    assert count_text(t2).endswith("1 of 1 predicted")
+
+
+@pytest.mark.parametrize("code", ["ZZZZZZZ", "<script>", "x" * 500])
+def test_a_wrong_code_says_so_and_offers_to_continue_alone(code):
+    s = tab({"room": code})
+    assert "There is no room" in texts(s) or "not a room code" in texts(s)
+    s.button(key="room_alone").click().run()
+    assert_ok(s)
+    assert param(s, "room") is None and any(b.key == "lesson_open_ch2" for b in s.button)
+
+
+def test_an_ended_room_sends_students_on_alone_from_its_step():
+    t, code = teacher()
+    t.button(key="room_end").click().run()
+    s = tab({"room": code})
+    assert "is closed" in texts(s)
+    s.button(key="room_alone").click().run()
+    assert param(s, "lesson") == QUESTION[0] and param(s, "step") == str(QUESTION[1])
+    assert [x.value for x in s.title] == [LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].title]
+
+
+def test_a_guessed_teacher_key_gives_a_students_page():
+    t, code = teacher()
+    s = tab({"room": code, "key": "guess", "lesson": "ch2", "step": "5"})
+    assert "not this room's" in texts(s)
+    assert not any(b.key in ("lesson_reveal", "room_end", "lesson_next") for b in s.button)
+    assert [x.value for x in s.title] == [LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].title]
+
+
+def test_a_second_teacher_tab_is_read_only_until_it_takes_over():
+    t, code = teacher()
+    query = {"lesson": QUESTION[0], "step": str(QUESTION[1]), "room": code, "key": param(t, "key")}
+    second = tab(query)
+    assert "read-only" in texts(second) and second.button(key="lesson_reveal").disabled
+    second.button(key="room_take_over").click().run()
+    assert_ok(second)
+    assert not second.button(key="lesson_reveal").disabled and "read-only" not in texts(second)
+
+
+def test_a_run_trained_in_a_room_is_named_after_the_student():
+    t, code = teacher()
+    s = tab({"room": code, "name": "Ann Lee"}, token="d" * 30)
+    assert s.session_state[room.JOINED] == code and s.session_state[room.NICKNAME] == "Ann Lee"
+    s.text_input(key=room.NICKNAME).input("Ann B").run()
+    t.run()
+    assert "Ann B" in [x.value for x in t.text][0]   # the teacher sees the new name
+    assert room.run_name_for(code, s.session_state[room.NICKNAME]) == f"Ann-B-{code}"
+    assert room.run_name_for(code, "") == room.run_name_for(code, "***") == f"student-{code}"
