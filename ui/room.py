@@ -13,6 +13,7 @@ finds its prediction again. Students poll the room's version once a second and r
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass
 
 import streamlit as st
@@ -30,6 +31,8 @@ NICKNAME = "room_nickname"
 TAB = "_room_tab"            # this teacher tab's id: one tab holds a room, another is read-only
 JOINED = "_room_joined"      # the room this session has taken its seat in
 SEEN = "_room_seen"          # the room version this student's page shows
+MISSES = "_room_misses"      # when this session named a room that does not exist
+MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
 POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
@@ -110,8 +113,14 @@ def seat() -> Seat | None:
     text = st.query_params.get(ROOM)
     if text is None:
         return None
+    misses = [t for t in st.session_state.get(MISSES, []) if time.monotonic() - t < MISS_WINDOW_S]
+    if len(misses) >= MAX_MISSES:   # a session guessing codes: 34 bits stay out of its reach
+        _problem(f"Too many wrong room codes from this tab: wait {MISS_WINDOW_S:.0f} s, then check the code with "
+                 "your teacher.")
+        return None
     state = rooms().state(text)
     if state is None:
+        st.session_state[MISSES] = [*misses, time.monotonic()]
         _problem(f"There is no room `{text[:12]}`: check the code with your teacher (7 letters and digits). "
                  "You can also go through the lessons on your own.")
         return None

@@ -146,3 +146,12 @@ def test_a_run_trained_in_a_room_is_named_after_the_student():
     assert "Ann B" in [x.value for x in t.text][0]   # the teacher sees the new name
     assert room.run_name_for(code, s.session_state[room.NICKNAME]) == f"Ann-B-{code}"
     assert room.run_name_for(code, "") == room.run_name_for(code, "***") == f"student-{code}"
+
+
+def test_a_tab_guessing_codes_is_slowed_down():
+    s = tab({"room": "ZZZZZZ2"})
+    for i in range(12):
+        s.query_params["room"] = f"ZZZZZ{'23456789ABCDE'[i]}2"
+        s.run()
+    assert_ok(s)
+    assert "Too many wrong room codes" in texts(s)
