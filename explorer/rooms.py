@@ -43,7 +43,8 @@ CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 KEY_BYTES = 24                                    # 192 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
 RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
-HOLDER_S = 30.0            # a teacher tab silent this long loses the room to the next tab that claims it
+HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to the
+                           # next tab that claims it: a reloaded tab or a restarted server's waits this long
 MAX_MEMBERS = 200
 MAX_OPEN_ROOMS = 500
 LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly

@@ -82,7 +82,10 @@ def nav_buttons(lesson: Lesson, index: int) -> None:
 
 
 def _remember(key: str, widget_key: str) -> None:
-    st.query_params[key] = str(st.session_state[widget_key])  # the link now carries this value
+    # A student's page moved by the room can still send a change of the last step's control, whose
+    # state `arrived` has dropped: that control is gone, so the link keeps nothing of it.
+    if widget_key in st.session_state:
+        st.query_params[key] = str(st.session_state[widget_key])  # the link now carries this value
 
 
 def control_values(step: Step) -> dict:

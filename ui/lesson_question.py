@@ -24,6 +24,8 @@ REFUSED = "_lesson_refused"           # why the room refused the last lock, said
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
 PROJECTOR_FIGURE_PX = 440             # a step's figure on a 1280x720 projector, under the title, unscrolled
+# A choice's words wrap in the answer's metrics instead of being cut to "the low dimens…".
+WRAP_CSS = f"<style>.st-key-{RESULT} [data-testid=stMetricValue] * {{ white-space: normal; }}</style>"
 RESULTS = "_lesson_results"           # experiment cache key -> Result, read once per session
 
 
@@ -190,6 +192,7 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
         room.reveal(seat, lesson, index)
     counts = room.distribution(seat, lesson, index, question) if seat is not None else None
     with st.container(key=RESULT, border=True):
+        st.html(WRAP_CSS)
         mine, measured = st.columns(2)
         if seat is not None and seat.teacher:
             mine.metric("The class predicted", f"{sum((counts or {}).values())} locked")

@@ -35,6 +35,7 @@ MISSES = "_room_misses"      # when this session named a room that does not exis
 MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
+QR_PX = 220                  # a phone scans it from a projector's far wall
 POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
 
 
@@ -191,7 +192,8 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
         with st.popover("Invite", icon=":material/qr_code_2:"):
             st.markdown("Students open this link, or scan the code:")
             st.code(link, language=None)
-            st.html(qr_svg(link))
+            # st.image, not st.html: st.html's sanitiser drops inline SVG, which left the popover without its code
+            st.image(qr_svg(link), width=QR_PX)
         if seat.holds:
             st.session_state[DISTRIBUTION] = seat.state.show_distribution
             st.toggle("Show predictions", key=DISTRIBUTION, on_change=_show_distribution, args=(seat,),
@@ -204,8 +206,15 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
 
 
 def _count(seat: Seat, lesson: Lesson, index: int) -> None:
-    """'23 of 27 predicted', read again every second; the teacher tab's heartbeat too."""
-    rooms().claim(seat.code, seat.key, tab_id())
+    """'23 of 27 predicted', read again every second; the teacher tab's heartbeat too. A tab that gained
+    the room (its holder went silent: closed, reloaded, or the server restarted) or lost it (taken over),
+    or whose room ended, is drawn again at once: its buttons follow its authority."""
+    try:
+        holds = rooms().claim(seat.code, seat.key, tab_id())
+    except RoomError:   # ended from another tab, or expired
+        holds = None
+    if holds != seat.holds:
+        st.rerun()
     predicted, joined = rooms().count(seat.code, lesson.id, index)
     with st.container(key=COUNT):
         asked = lesson.steps[index].question is not None

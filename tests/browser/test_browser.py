@@ -63,14 +63,15 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 
 
 
 @contextmanager
-def streamlit_server(tmp: Path):
-    """`streamlit run app.py` on a free port, runs saved under tmp; yields its URL."""
-    port, log = _free_port(), tmp / "streamlit.log"
+def streamlit_server(tmp: Path, port: int | None = None):
+    """`streamlit run app.py` on `port` (a free one by default), runs saved under tmp; yields its URL.
+    Started again with the same tmp and port, it is the same server restarted (its pages reconnect)."""
+    port, log = port or _free_port(), tmp / "streamlit.log"
     env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false"]
-    with open(log, "w") as out:
+    with open(log, "a") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"

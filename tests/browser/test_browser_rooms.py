@@ -1,0 +1,337 @@
+"""A class in one room, in real browsers against one real `streamlit run` server: a teacher and eight
+students (one browser context, so one owner cookie and one seat, each), the faults a lesson meets (a
+restarted server, a closed tab, two teacher tabs) and bad links, nicknames and lock floods.
+
+The students' lag behind the teacher is measured in the pages themselves (a MutationObserver stamps when
+a step's title or the answer first appears, on the browser's clock, the one the teacher's click is read
+on) and printed: run with `-s` to see it. Only a generous bound is asserted (the issue asks for 2 s; a
+loaded 2-core CI machine gets 10)."""
+
+import re
+import statistics
+import time
+
+import pytest
+
+from explorer.lessons import LESSONS
+from tests.browser.test_browser import READY, SHOTS, TIMEOUT_MS, _free_port, _wait_rendered, streamlit_server
+from tests.browser.test_browser_training import assert_no_exception, press
+
+pytestmark = pytest.mark.browser
+
+LESSON, QUESTION = "module6", 2          # step 2 asks "Which dimensions change fastest?" (no experiment)
+TITLES = [step.title for step in LESSONS[LESSON].steps]
+CHOICES = LESSONS[LESSON].steps[QUESTION - 1].question.choices
+STUDENTS = 8
+FOLLOW_S = 10.0                           # the issue's 2 s, with room for a loaded CI machine
+DESKTOP, PHONE = {"width": 1280, "height": 720}, {"width": 390, "height": 844}
+# Marked-up and plain nicknames (None: no name); the words inside are what no other student may see.
+NICKNAMES = ["<b>Adaword</b>", "**Beaword**", "Cydword", None, "<i>Dexword</i>", "Eveword", "`Finword`", None]
+OPTION = ".st-key-lesson_choice [role=radiogroup] label"
+# When each h1 text and the answer first appeared on this page, in the browser's Date.now().
+STAMPS = """window.__seen = {};
+new MutationObserver(() => {
+  const h = document.querySelector('[data-testid=stMain] h1');
+  if (h && !(('h1:' + h.innerText) in window.__seen)) window.__seen['h1:' + h.innerText] = Date.now();
+  const seen = window.__seen;
+  if (!('result' in seen) && document.querySelector('.st-key-lesson_result')) seen.result = Date.now();
+}).observe(document, {childList: true, subtree: true, characterData: true});"""
+
+
+def word(nickname: str) -> str:
+    return re.search(r"[A-Z][a-z]+word", nickname).group(0)
+
+
+def student_path(code: str, nickname: str | None = None) -> str:
+    from urllib.parse import quote
+    return f"lessons?room={code}" + ("" if nickname is None else f"&name={quote(nickname)}")
+
+
+def open_page(context, url: str, path: str):
+    page = context.new_page()
+    page.errors = []
+    page.on("pageerror", lambda err: page.errors.append(str(err)))
+    page.goto(f"{url}/{path}")
+    _wait_rendered(page)
+    return page
+
+
+def title(page) -> str:
+    return page.locator("[data-testid=stMain] h1").first.inner_text()
+
+
+def wait_text(page, selector: str, text: str, timeout: float = TIMEOUT_MS) -> None:
+    page.wait_for_function("([sel, text]) => [...document.querySelectorAll(sel)].some(e => e.innerText.includes(text))",
+                           arg=[selector, text], timeout=timeout)
+
+
+def open_room(context, url: str, step: int = 1):
+    """The teacher's tab on LESSON's step with teach=1: (page, code); the URL now holds code and key."""
+    page = open_page(context, url, f"lessons?lesson={LESSON}&step={step}&teach=1")
+    page.wait_for_selector(".st-key-room_code", timeout=TIMEOUT_MS)
+    code = re.search(r"\b([A-Z0-9]{7})\b", page.locator(".st-key-room_code").inner_text()).group(1)
+    assert f"room={code}" in page.url and "key=" in page.url and "teach=" not in page.url
+    return page, code
+
+
+def next_step(teacher, k: int) -> float:
+    """The teacher presses Next to step k; the click's time on the browser's clock."""
+    clicked = teacher.evaluate("Date.now()")
+    press(teacher, "lesson_next")
+    teacher.wait_for_function(f"() => document.querySelector('[data-testid=stMain] h1')?.innerText === "
+                              f"{TITLES[k - 1]!r}", timeout=TIMEOUT_MS)
+    return clicked
+
+
+def lock(page, choice: int) -> None:
+    page.locator(OPTION).nth(choice).click()
+    page.wait_for_selector(".st-key-lesson_lock button:not([disabled])", timeout=TIMEOUT_MS)
+    _wait_rendered(page)
+    press(page, "lesson_lock")
+    wait_text(page, "[data-testid=stCaptionContainer]", f"Locked: {CHOICES[choice]}")
+
+
+def checked(page) -> int | None:
+    """The radio option shown as chosen."""
+    return page.evaluate("() => { const i = [...document.querySelectorAll('.st-key-lesson_choice input[type=radio]')]"
+                         ".findIndex(r => r.checked); return i < 0 ? null : i; }")
+
+
+def wait_count(teacher, text: str) -> None:
+    wait_text(teacher, ".st-key-room_count", text)
+
+
+def lags(pages, key: str, since: float) -> list[float]:
+    """Seconds from `since` until `key` first appeared on each page."""
+    out = []
+    for page in pages:
+        page.wait_for_function(f"() => window.__seen[{key!r}] !== undefined", timeout=TIMEOUT_MS)
+        out.append((page.evaluate(f"window.__seen[{key!r}]") - since) / 1000)
+    return out
+
+
+def shot(page, name: str) -> None:
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"{name}.png"))
+
+
+def closing(contexts):
+    for context in contexts:
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    with streamlit_server(tmp_path_factory.mktemp("rooms")) as url:
+        yield url
+
+
+# ------------------------------------------------------------------------------------------ a class
+def test_a_teacher_and_eight_students_follow_lock_and_see_the_reveal(server, chromium):
+    contexts = [chromium.new_context(viewport=DESKTOP)]
+    try:
+        teacher, code = open_room(contexts[0], server)
+        assert title(teacher) == TITLES[0]
+        for i in range(STUDENTS):
+            contexts.append(chromium.new_context(viewport=PHONE if i == 0 else DESKTOP))
+            contexts[-1].add_init_script(STAMPS)
+        students = []
+        for context, nickname in zip(contexts[1:], NICKNAMES):
+            page = context.new_page()
+            page.errors = []
+            page.on("pageerror", lambda err, page=page: page.errors.append(str(err)))
+            page.goto(f"{server}/{student_path(code, nickname)}", wait_until="commit")
+            students.append(page)
+        for page in students:
+            _wait_rendered(page)
+            assert title(page) == TITLES[0]
+        wait_count(teacher, f"{STUDENTS} students in the room")
+
+        followed = lags(students, f"h1:{TITLES[1]}", next_step(teacher, 2))
+        for page in students:
+            assert title(page) == TITLES[1]
+            _wait_rendered(page)
+            assert_no_exception(page)
+            # Students cannot move the room, nor reveal it.
+            for key in ("lesson_next", "lesson_prev", "lesson_reveal", "room_end", "room_distribution"):
+                assert page.locator(f".st-key-{key}").count() == 0, key
+        assert max(followed) < FOLLOW_S, followed
+
+        choices = [i % len(CHOICES) for i in range(STUDENTS)]
+        for n, (page, choice) in enumerate(zip(students, choices), 1):
+            lock(page, choice)
+            if n == 1:
+                wait_count(teacher, f"1 of {STUDENTS} predicted")
+        wait_count(teacher, f"{STUDENTS} of {STUDENTS} predicted")
+        shot(students[0], "room-student-phone")
+
+        revealed_at = teacher.evaluate("Date.now()")
+        press(teacher, "lesson_reveal")
+        revealed = lags(students, "result", revealed_at)
+        assert max(revealed) < FOLLOW_S, revealed
+        for page, choice in zip(students, choices):
+            result = page.locator(".st-key-lesson_result")
+            wait_text(page, ".st-key-lesson_result", "Measured")
+            text = result.inner_text()
+            assert "You predicted" in text and CHOICES[choice] in text and CHOICES[0] in text, text
+            assert_no_exception(page)
+        teacher.locator(".st-key-lesson_result").wait_for(timeout=TIMEOUT_MS)
+        _wait_rendered(teacher)
+        assert "The class predicted" in teacher.locator(".st-key-lesson_result").inner_text()
+        shot(teacher, "room-teacher-1280x720")
+
+        # Nicknames: the teacher's alone, as plain text; no student sees another's.
+        names = [n for n in NICKNAMES if n is not None]
+        for page, own in zip(students, NICKNAMES):
+            html = page.content()
+            others = [word(n) for n in names if n != own]
+            assert not [w for w in others if w in html], (own, [w for w in others if w in html])
+        teacher.locator("[data-testid=stPopover] button:has-text('Who is here')").click()
+        body = teacher.locator("[data-testid=stPopoverBody]:visible")
+        body.wait_for(timeout=TIMEOUT_MS)
+        listed = body.inner_text()
+        assert all(n in listed for n in names), listed     # the literal markup, not rendered
+        assert listed.count("anonymous") == NICKNAMES.count(None)
+        assert body.locator("b, i, strong, em, code").count() == 0
+        shot(teacher, "room-teacher-who-is-here")
+        teacher.keyboard.press("Escape")
+        teacher.locator("[data-testid=stPopover] button:has-text('Invite')").click()
+        invite = teacher.locator("[data-testid=stPopoverBody]:visible")
+        qr = invite.locator("[data-testid=stImage] img")
+        qr.wait_for(timeout=TIMEOUT_MS)
+        assert qr.evaluate("img => img.complete && img.naturalWidth > 0")   # the QR code drawn
+        assert f"lessons?room={code}" in invite.inner_text() and "key=" not in invite.inner_text()
+        shot(teacher, "room-teacher-invite")
+        errors = {i: page.errors for i, page in enumerate([teacher, *students]) if page.errors}
+        assert not errors, errors
+    finally:
+        closing(contexts)
+    print(f"\nroom of {STUDENTS}: students showed the teacher's next step {statistics.median(followed):.2f} s "
+          f"(median) / {max(followed):.2f} s (max) after the click, the answer {statistics.median(revealed):.2f} s / "
+          f"{max(revealed):.2f} s after Reveal")
+
+
+# ------------------------------------------------------------------------------------------ faults
+def test_a_restarted_server_keeps_the_room_its_step_and_every_prediction(tmp_path, chromium):
+    port, choices = _free_port(), [1, 2]
+    contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(1 + len(choices))]
+    try:
+        with streamlit_server(tmp_path, port) as url:
+            teacher, code = open_room(contexts[0], url, step=QUESTION)
+            students = [open_page(c, url, student_path(code)) for c in contexts[1:]]
+            for page, choice in zip(students, choices):
+                lock(page, choice)
+            wait_count(teacher, f"{len(choices)} of {len(choices)} predicted")
+        for page in [teacher, *students]:   # the server is gone: every page says so
+            page.wait_for_selector("[data-testid=stApp]:not([data-test-connection-state=CONNECTED])", timeout=30_000)
+        with streamlit_server(tmp_path, port) as url:
+            restarted = time.monotonic()
+            for page in [teacher, *students]:   # Streamlit's frontend reconnects by itself and reruns
+                page.wait_for_selector(READY, timeout=TIMEOUT_MS)
+                _wait_rendered(page)
+            back = time.monotonic() - restarted
+            wait_count(teacher, f"{len(choices)} of {len(choices)} predicted")
+            assert title(teacher) == TITLES[QUESTION - 1] and code in teacher.locator(".st-key-room_code").inner_text()
+            for page, choice in zip(students, choices):
+                assert title(page) == TITLES[QUESTION - 1]
+                page.wait_for_function("() => document.querySelector('.st-key-lesson_choice input:checked')",
+                                       timeout=TIMEOUT_MS)
+                assert checked(page) == choice
+                assert f"Locked: {CHOICES[choice]}" in page.locator("[data-testid=stMain]").inner_text()
+            students[0].reload()   # and a reload after the restart finds it too
+            _wait_rendered(students[0])
+            students[0].wait_for_selector(".st-key-lesson_choice input:checked", timeout=TIMEOUT_MS)
+            assert checked(students[0]) == choices[0]
+            # The teacher still teaches: Reveal reaches the students.
+            teacher.wait_for_selector(".st-key-lesson_reveal button:not([disabled])", timeout=TIMEOUT_MS)
+            press(teacher, "lesson_reveal")
+            for page in students:
+                wait_text(page, ".st-key-lesson_result", "Measured")
+                assert_no_exception(page)
+            shot(teacher, "room-teacher-after-restart")
+    finally:
+        closing(contexts)
+    print(f"\nrestart: the pages reconnected and redrew {back:.1f} s after the new server answered")
+
+
+def test_a_reopened_tab_keeps_its_prediction_and_a_second_teacher_tab_is_read_only(server, chromium):
+    contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(2)]
+    try:
+        teacher, code = open_room(contexts[0], server, step=QUESTION)
+        student = open_page(contexts[1], server, student_path(code, "Gusword"))
+        lock(student, 2)
+        student.close()   # (b) the tab closed and opened again: the same browser, so the same seat
+        student = open_page(contexts[1], server, student_path(code))
+        student.wait_for_selector(".st-key-lesson_choice input:checked", timeout=TIMEOUT_MS)
+        assert checked(student) == 2
+        assert f"Locked: {CHOICES[2]}" in student.locator("[data-testid=stMain]").inner_text()
+        wait_count(teacher, "1 of 1 predicted")
+
+        # (c) the teacher's link in a second tab: read-only, until it takes over.
+        second = open_page(contexts[0], server, teacher.url.split("/", 3)[3])
+        assert "read-only" in second.locator("[data-testid=stMain]").inner_text()
+        assert second.locator(".st-key-room_end").count() == 0
+        assert second.locator(".st-key-lesson_reveal button").is_disabled()
+        assert teacher.locator(".st-key-lesson_reveal button").is_enabled()
+        shot(second, "room-teacher-read-only")
+        press(second, "room_take_over")
+        second.wait_for_selector(".st-key-room_end", timeout=TIMEOUT_MS)
+        second.wait_for_selector(".st-key-lesson_reveal button:not([disabled])", timeout=TIMEOUT_MS)
+        assert "read-only" not in second.locator("[data-testid=stMain]").inner_text()
+        teacher.reload()   # the first tab, drawn again, is the read-only one now
+        _wait_rendered(teacher)
+        assert "read-only" in teacher.locator("[data-testid=stMain]").inner_text()
+        assert teacher.locator(".st-key-lesson_reveal button").is_disabled()
+        press(second, "lesson_reveal")
+        wait_text(student, ".st-key-lesson_result", "Measured")
+        for page in (teacher, second, student):
+            assert_no_exception(page)
+    finally:
+        closing(contexts)
+
+
+# ------------------------------------------------------------------------------------------ bad input
+def test_bad_codes_keys_nicknames_and_a_lock_flood_are_refused_politely(server, chromium):
+    contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(4)]
+    try:
+        teacher, code = open_room(contexts[0], server, step=QUESTION)
+        wrong = contexts[1].new_page()
+        for path in ("lessons?room=ZZZZZZZ", "lessons?room=%3Cscript%3E", "lessons?room=" + "9" * 300):
+            wrong.goto(f"{server}/{path}")
+            _wait_rendered(wrong)
+            wrong.wait_for_selector(".st-key-room_alone button", timeout=TIMEOUT_MS)
+            assert "There is no room" in wrong.locator("[data-testid=stAlert]").first.inner_text()
+            assert_no_exception(wrong)
+            assert wrong.locator("[data-testid=stMain] script").count() == 0
+        shot(wrong, "room-bad-code")
+        press(wrong, "room_alone")   # on by oneself: the lessons to choose from
+        wrong.wait_for_selector(".st-key-lesson_open_module6", timeout=TIMEOUT_MS)
+        assert "room=" not in wrong.url
+
+        guessed = open_page(contexts[1], server, f"lessons?room={code}&key=guess")
+        assert "teacher key is not this room's" in guessed.locator("[data-testid=stAlert]").first.inner_text()
+        guessed.wait_for_selector(".st-key-room_nickname", timeout=TIMEOUT_MS)
+        for key in ("lesson_next", "lesson_reveal", "room_end", "room_distribution", "room_count"):
+            assert guessed.locator(f".st-key-{key}").count() == 0, key
+        assert_no_exception(guessed)
+
+        for context, name in zip(contexts[2:], ["x" * 10_000, "a%00b%07c%1B%5B31md%E2%80%AE%0A%7Fe"]):
+            page = open_page(context, server, f"lessons?room={code}&name={name}")
+            page.wait_for_selector(".st-key-room_nickname", timeout=TIMEOUT_MS)
+            assert_no_exception(page)
+        wait_count(teacher, "0 of 3 predicted")   # the guessed key sits as a student
+
+        flooder, other = contexts[2].pages[0], contexts[3].pages[0]
+        flooder.locator(OPTION).nth(1).click()
+        flooder.wait_for_selector(".st-key-lesson_lock button:not([disabled])", timeout=TIMEOUT_MS)
+        button = flooder.locator(".st-key-lesson_lock button:visible")
+        for _ in range(100):
+            button.click()
+        wait_text(flooder, "[data-testid=stAlert]", "too many locks")
+        assert_no_exception(flooder)
+        shot(flooder, "room-too-many-locks")
+        lock(other, 0)   # another student's lock goes through meanwhile
+        wait_count(teacher, "2 of 3 predicted")
+        assert_no_exception(other)
+    finally:
+        closing(contexts)
