@@ -144,7 +144,11 @@ def seat_students(students, url: str, code: str, batch: int = 6) -> None:
         for page in students[start:start + batch]:
             page.goto(f"{url}/lessons?room={code}", wait_until="commit", timeout=TIMEOUT_MS)
         for page in students[start:start + batch]:
-            settle(page)
+            try:
+                settle(page)
+            except PlaywrightTimeout:   # an overloaded machine: give it once more, and say so
+                print(f"  a student's page not rendered within {TIMEOUT_MS / 1000:.0f} s; waiting again", flush=True)
+                settle(page)
 
 
 def wait_count(teacher, text: str) -> float:
