@@ -76,6 +76,13 @@ def _result(question: Question) -> Result | None:
     return memo[key]
 
 
+@st.cache_data(max_entries=64, show_spinner=False)
+def plain_reveal(lesson_id: str, index: int) -> Reveal:
+    """A reveal computed without an experiment: the same for every student, so a room's reveal computes it
+    once, not once per student at the same moment (bench/README.md, "A class in one room under load")."""
+    return LESSONS[lesson_id].steps[index].question.reveal(None)
+
+
 def arrive(lesson: Lesson, index: int, seat: room.Seat | None = None) -> None:
     """On arriving at a step: its choice widget starts from this step's locked prediction, if any (a
     student's from the room: a reopened tab or a restarted server finds it there)."""
@@ -186,7 +193,7 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
             else:
                 _running(question)
             return True
-        answer = question.reveal(outcome)
+        answer = question.reveal(outcome) if question.experiment else plain_reveal(lesson.id, index)
         st.session_state.setdefault(REVEALED, {})[here] = answer
     if seat is not None and seat.teacher:
         room.reveal(seat, lesson, index)
