@@ -59,7 +59,10 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     else:
         if seat is not None:
             room.teacher_bar(seat, lesson, index)
-        lesson_nav.nav_buttons(lesson, index)
+        if seat is None or seat.teaching:
+            lesson_nav.nav_buttons(lesson, index)
+        else:   # a read-only teacher tab shows where the room is, and follows it
+            room.follow(seat)
     st.title(step.title, anchor=False)
     text, live = st.columns([2, 3], gap="large")
     with text:

@@ -130,6 +130,7 @@ def seat() -> Seat | None:
         _problem(f"Room {state.code} is closed: {why}. Continue on your own from its last step.", state.lesson,
                  state.step)
         return None
+    st.session_state[SEEN] = state.version   # what this run draws: the poll reruns when the room moves on
     key = st.query_params.get(KEY)
     if key is not None:
         if rooms().is_teacher(state.code, key):
@@ -146,18 +147,17 @@ def seat() -> Seat | None:
             return None
         st.session_state[JOINED] = state.code
         st.session_state[NICKNAME] = sanitise_nickname(st.query_params.get(NAME, ""))
-    st.session_state[SEEN] = state.version
     return Seat(state, False, False, None, member)
 
 
 def follow_teacher(seat: Seat, lesson: Lesson, index: int) -> tuple[Lesson, int]:
-    """The step this page shows: the teacher's URL moves the room; a student is where the room is."""
+    """The step this page shows: the teaching tab's URL moves the room; every other tab is where the room is."""
     state = seat.state
     if seat.teaching and (state.lesson, state.step) != (lesson.id, index):
         rooms().move(seat.code, seat.key, lesson.id, index, tab_id())
-    if seat.teacher:
+    if seat.teaching:
         return lesson, index
-    return seat.lesson(), min(state.step, len(seat.lesson().steps) - 1)
+    return seat.lesson(), min(state.step, len(seat.lesson().steps) - 1)   # students, a read-only teacher tab
 
 
 # ----------------------------------------------------------------------------- the teacher's bar

@@ -127,14 +127,19 @@ def test_a_guessed_teacher_key_gives_a_students_page():
     assert [x.value for x in s.title] == [LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].title]
 
 
-def test_a_second_teacher_tab_is_read_only_until_it_takes_over():
+def test_a_second_teacher_tab_is_read_only_until_it_takes_over(monkeypatch):
+    from explorer import rooms
+
+    monkeypatch.setattr(rooms, "HOLDER_S", 600.0)   # AppTest has no heartbeat: the first tab stays the holder
     t, code = teacher()
     query = {"lesson": QUESTION[0], "step": str(QUESTION[1]), "room": code, "key": param(t, "key")}
     second = tab(query)
     assert "read-only" in texts(second) and second.button(key="lesson_reveal").disabled
+    assert not any(b.key == "lesson_next" for b in second.button)   # it cannot move the room either
     second.button(key="room_take_over").click().run()
     assert_ok(second)
     assert not second.button(key="lesson_reveal").disabled and "read-only" not in texts(second)
+    assert any(b.key == "lesson_next" for b in second.button)
 
 
 def test_a_run_trained_in_a_room_is_named_after_the_student():
