@@ -45,7 +45,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     step = lesson.steps[index]
     if lesson_nav.arrived(lesson, index):
         lesson_question.arrive(lesson, index, seat)
-    where, display = st.columns([3, 2], vertical_alignment="center")
+    where, display = st.columns([2, 3], vertical_alignment="center")
     where.caption(f"{lesson.title} · {lesson.source}")
     with display.container(horizontal=True, horizontal_alignment="right"):
         presenter.toggles()
