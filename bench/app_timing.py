@@ -175,7 +175,7 @@ def lesson_steps(page, url: str, repeats: int, times: dict) -> None:
         for name, key in (("Next", "lesson_next"), ("Back", "lesson_prev")):
             at_rest(page)
             times[f"lessons (presenter): {name}"].append(
-                click_and_settle(page, page.locator(f".st-key-{key} button")))
+                click_and_settle(page, page.locator(f".st-key-{key} button:visible").first))
     stored = [(lesson.id, k) for lesson in LESSONS.values() for k, s in enumerate(lesson.steps, 1)
               if s.question is not None and s.question.experiment and s.question.choices and s.question.stored()]
     for i in range(min(repeats, len(stored))):
@@ -184,10 +184,10 @@ def lesson_steps(page, url: str, repeats: int, times: dict) -> None:
         at_rest(page)
         page.locator(".st-key-lesson_choice [role=radiogroup] label").first.click()
         at_rest(page)
-        page.locator(".st-key-lesson_lock button").click()
+        page.locator(".st-key-lesson_lock button:visible").first.click()
         at_rest(page)
         times["lessons: reveal a stored result"].append(click_and_settle(page, page.locator(
-            ".st-key-lesson_reveal button")))
+            ".st-key-lesson_reveal button:visible").first))
 
 
 def live_training(page, url: str, runs: Path, steps: int):
