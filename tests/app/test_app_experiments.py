@@ -102,7 +102,7 @@ def test_a_cached_result_shows_at_once_with_the_cells_that_could_not_run():
     table = shown_table(at)
     assert len(table) == len(result.table) == 4
     assert list(table["measured (mean ± std over seeds)"]).count("—") == 2  # the two n_heads=3 cells
-    failed = at.expander[-1]
+    failed = at.main.expander[-1]
     assert "2 cell(s) could not run" in failed.label
     assert all("divisible" in e for e in failed.table[0].value["error"])
 
