@@ -13,6 +13,7 @@ finds its prediction again. Students poll the room's version once a second and r
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 
@@ -45,7 +46,12 @@ def _rooms(path: str) -> Rooms:
 
 
 def rooms() -> Rooms:
-    return _rooms(str(runs_dir() / "rooms.sqlite"))
+    return _rooms(_db_path(os.environ.get("EXPLORER_RUNS_DIR")))
+
+
+@st.cache_resource(show_spinner=False)
+def _db_path(configured: str | None) -> str:   # keyed on $EXPLORER_RUNS_DIR: tests change it
+    return str(runs_dir() / "rooms.sqlite")   # runs_dir() creates the folder: once per folder, not every poll
 
 
 @dataclass(frozen=True)
