@@ -20,6 +20,7 @@ from torch import Tensor, nn
 from ..evaluation import evaluate
 from ..task_kinds import KINDS
 from ..tasks import Task
+from ..views_data import single_threaded
 from .parts import Part, head_columns, module, parts
 
 MODES = ("zero", "mean")
@@ -93,6 +94,7 @@ def metrics(model: nn.Module, task: Task, n: int | None = None) -> dict[str, flo
     return {"exact": got["val_exact"], "token_acc": got["val_token_acc"], "loss": got["val_loss"]}
 
 
+@single_threaded
 def ablate(model: nn.Module, task: Task, mode: str = "zero", n: int | None = None,
            which: list[Part] | None = None) -> pd.DataFrame:
     """Every head of every attention kind and layer knocked out in turn, then each whole attention sublayer and

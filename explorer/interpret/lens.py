@@ -16,6 +16,7 @@ from torch import Tensor, nn
 
 from ..inspect import capture
 from ..tasks import Task
+from ..views_data import single_threaded
 from .parts import Inputs, example_inputs, output_logits
 
 
@@ -60,6 +61,7 @@ def _readout(model: nn.Module, task: Task, resid: Tensor, args) -> Tensor:
     return model.output_proj(model.decoder.final_norm(resid))[0]
 
 
+@single_threaded
 def lens_of(model: nn.Module, task: Task, inp: Inputs, vocab: tuple[str, ...]) -> Lens:
     model = copy.deepcopy(model).eval()
     stack = "encoder" if task.kind == "classify" else "decoder"

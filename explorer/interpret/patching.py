@@ -17,6 +17,7 @@ import torch
 from torch import Tensor, nn
 
 from ..tasks import SPECIALS, Task
+from ..views_data import single_threaded
 from .parts import Inputs, Part, head_columns, inputs, module, parts
 
 
@@ -124,6 +125,7 @@ def _run(model: nn.Module, task: Task, args, patches: list[list[tuple]], clean: 
     return (logits[:, None] if task.kind == "classify" else logits), seen
 
 
+@single_threaded
 def patch(model: nn.Module, task: Task, pair: Pair, patches: list[list[tuple]] | None = None) -> pd.DataFrame:
     """Every head (site ("head", kind, layer), index head) and every block's residual at every position (site
     ("resid", stack, layer), index position) patched alone from the clean run into the corrupted one, or the
@@ -165,6 +167,7 @@ def every_head(model: nn.Module) -> list[tuple]:
             for h in range(module(model, Part(site[1], site[2])).n_heads)]
 
 
+@single_threaded
 def patched_logits(model: nn.Module, task: Task, pair: Pair, patch_list: list[tuple]) -> tuple[Tensor, Tensor]:
     """(clean logits, corrupted logits with `patch_list` put back from the clean run), each (T, V)."""
     model = copy.deepcopy(model).eval()
