@@ -21,7 +21,7 @@ Figures: `explorer.figures.interpret`.
 """
 
 from .ablation import COLUMNS as ABLATION_COLUMNS
-from .ablation import METRICS, MODES, ablate, heads_grid, knocked_out, metrics, val_means
+from .ablation import METRICS, MODES, ablate, heads_grid, knocked_out, metrics, val_means, without
 from .geometry import Projection, cosine, embedding_geometry, pca
 from .lens import Lens, lens_of, logit_lens
 from .over_training import heads_over_training, specialised_at
@@ -32,4 +32,4 @@ from .source import load_model
 __all__ = ["ABLATION_COLUMNS", "FFN_KINDS", "Lens", "METRICS", "MODES", "Pair", "Part", "Projection", "ablate",
            "cosine", "embedding_geometry", "every_head", "grid", "heads_grid", "heads_over_training", "knocked_out",
            "lens_of", "load_model", "logit_lens", "make_pair", "metrics", "parts", "patch", "patched_logits", "pca",
-           "specialised_at", "val_means"]
+           "specialised_at", "val_means", "without"]

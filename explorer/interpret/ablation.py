@@ -59,32 +59,45 @@ def val_means(model: nn.Module, task: Task) -> dict[tuple[str, int], tuple[Tenso
     return {key: (x / n, y / n) for key, (x, y, n) in sums.items()}
 
 
-@contextmanager
-def knocked_out(model: nn.Module, part: Part, mode: str = "zero",
-                means: dict | None = None) -> Iterator[nn.Module]:
-    """The model with `part` knocked out while the block runs (its weights are restored afterwards).
-    mode "mean" needs `means` (val_means)."""
+def _knock(model: nn.Module, part: Part, mode: str, means: dict | None) -> tuple[nn.Linear, Tensor, Tensor]:
+    """Edit the weights in place; returns the linear layer and its weight and bias as they were."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not known; choose one of {', '.join(MODES)}")
     if mode == "mean" and means is None:
         raise ValueError("mode 'mean' needs the validation means: pass means=val_means(model, task)")
     linear = _last_linear(module(model, part))
     saved = linear.weight.detach().clone(), linear.bias.detach().clone()
+    with torch.no_grad():
+        if part.head is None:                          # the whole sublayer: a constant (0, or its mean output)
+            linear.weight.zero_()
+            linear.bias.copy_(means[part.kind, part.layer][1] if mode == "mean" else 0.0)
+        else:
+            cols = head_columns(model, part)
+            if mode == "mean":
+                linear.bias.add_(linear.weight[:, cols] @ means[part.kind, part.layer][0][cols])
+            linear.weight[:, cols] = 0.0
+    return linear, *saved
+
+
+@contextmanager
+def knocked_out(model: nn.Module, part: Part, mode: str = "zero",
+                means: dict | None = None) -> Iterator[nn.Module]:
+    """The model with `part` knocked out while the block runs (its weights are restored afterwards).
+    mode "mean" needs `means` (val_means)."""
+    linear, weight, bias = _knock(model, part, mode, means)
     try:
-        with torch.no_grad():
-            if part.head is None:                      # the whole sublayer: a constant (0, or its mean output)
-                linear.weight.zero_()
-                linear.bias.copy_(means[part.kind, part.layer][1] if mode == "mean" else 0.0)
-            else:
-                cols = head_columns(model, part)
-                if mode == "mean":
-                    linear.bias.add_(linear.weight[:, cols] @ means[part.kind, part.layer][0][cols])
-                linear.weight[:, cols] = 0.0
         yield model
     finally:
         with torch.no_grad():
-            linear.weight.copy_(saved[0])
-            linear.bias.copy_(saved[1])
+            linear.weight.copy_(weight)
+            linear.bias.copy_(bias)
+
+
+def without(model: nn.Module, task: Task, part: Part, mode: str = "zero") -> nn.Module:
+    """A copy of the model with `part` knocked out for good, for the views that take a model."""
+    model = copy.deepcopy(model).eval()
+    _knock(model, part, mode, val_means(model, task) if mode == "mean" else None)
+    return model
 
 
 def metrics(model: nn.Module, task: Task, n: int | None = None) -> dict[str, float]:
@@ -124,4 +137,4 @@ def heads_grid(table: pd.DataFrame, kind: str, column: str = "exact_drop") -> pd
     return heads.pivot(index="layer", columns="head", values=column).sort_index()
 
 
-__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "val_means"]
+__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "val_means", "without"]

@@ -35,13 +35,17 @@ class Pair:
     text: str               # in words, for a caption
 
 
-def make_pair(task: Task, example: int = 0, position: int | None = None) -> Pair:
+def make_pair(task: Task, example: int = 0, position: int | None = None, src=None) -> Pair:
     """The validation example and a copy with one token changed. seq2seq: source token `position` (default:
     the first) becomes the next symbol; the decoder reads the clean target in both runs. lm: the character at
     `position` (default: the last but one) becomes the next one of the vocabulary, the answer read at the
-    last position. classify: A and B swap places (`position` unused), which swaps the label."""
-    src, answer = task.example("val", example)
+    last position. classify: A and B swap places (`position` unused), which swaps the label. `src`: an input
+    of one's own instead of the example."""
+    src, answer = task.example("val", example) if src is None else (list(src), task.solve(src))
     src = list(src)
+    if task.kind == "lm" and len(answer) < len(src):
+        raise ValueError("this text does not occur in the task's text, so its next character is unknown; "
+                         "pick a validation example")
     if task.kind == "classify":
         a, b = (task.vocab.index(s) for s in ("A", "B")) if "A" in task.vocab else (None, None)
         if a is None or a not in src:
