@@ -1,8 +1,6 @@
 """Inside the model: which heads matter (ablation), what each layer already predicts (logit lens), what carries
 the answer (patching), where the embeddings sit, and how the heads grew over training."""
 
-import functools
-
 import numpy as np
 import streamlit as st
 
@@ -16,6 +14,7 @@ from ui import frame, inside, inspecting, links, models, training_job, widgets
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 SHORT = {"enc_self": "Encoder self", "dec_self": "Decoder self", "cross": "Cross", **FFN_KINDS}
+TICKS = {"enc_self": "Enc self", "dec_self": "Dec self", "cross": "Cross"}   # narrow enough for a phone
 MODES = {"zero": "Zero", "mean": "Validation mean"}
 METRICS = {  # task kind -> the drops offered, first the default, and their labels
     "seq2seq": {"exact_drop": "Exact match (greedy)", "token_acc_drop": "Token accuracy", "loss_rise": "Loss"},
@@ -28,12 +27,20 @@ def head_name(kind: str, layer: int, head: int) -> str:
     return f"{SHORT[kind]} L{layer} " + ("(all heads)" if head < 0 else f"H{head}")
 
 
+def picked_input(sel):
+    """The shared input picker (the Attention and Outputs pages' input) and a line saying what it is."""
+    picked = inspecting.pick_input(sel)
+    if picked is not None:
+        st.markdown(inspecting.describe(sel.task, picked))
+    return picked
+
+
 # ---------------------------------------------------------------------------------- ablation
-def pick_head(kind: str) -> None:
-    """A click on a cell of kind's heatmap focuses that head (its customdata is [layer, head])."""
-    points = st.session_state[inside.CHART + kind]["selection"]["points"]
+def pick_head() -> None:
+    """A click on a cell of the heatmap focuses that head (its customdata is [kind, layer, head])."""
+    points = st.session_state[inside.CHART]["selection"]["points"]
     if points and points[0].get("customdata") is not None:
-        layer, head = points[0]["customdata"]
+        kind, layer, head = points[0]["customdata"]
         st.session_state[inside.KIND], st.session_state[inside.LAYER], st.session_state[inside.HEAD] = kind, layer, head
 
 
@@ -63,9 +70,12 @@ def said(task, out) -> str:
     return ", ".join(f"`{task.position_labels([int(i)])[0]}` {out[-1, i]:.0%}" for i in np.argsort(-out[-1])[:3])
 
 
-def removal(sel, picked, ver: str, focus: tuple[str, int, int], mode: str, table, base: dict) -> None:
-    """The focused head's pattern on the input beside what the model says with and without it."""
+def removal(sel, ver: str, focus: tuple[str, int, int], mode: str, table, base: dict) -> None:
+    """The focused head's pattern on an input beside what the model says with and without it."""
     task, (kind, layer, head) = sel.task, focus
+    picked = picked_input(sel)
+    if picked is None:
+        return
     left, right = st.columns([3, 2], gap="large")
     if kind in ATTENTION_KINDS:
         with left:
@@ -92,7 +102,7 @@ def removal(sel, picked, ver: str, focus: tuple[str, int, int], mode: str, table
                    "Click another cell to compare.")
 
 
-def ablation_view(sel, picked, ver: str) -> None:
+def ablation_view(sel, ver: str) -> None:
     task = sel.task
     offered = METRICS[task.kind]
     if st.session_state.get(inside.METRIC) not in offered:
@@ -109,25 +119,25 @@ def ablation_view(sel, picked, ver: str) -> None:
     st.markdown("Intact model: " + ", ".join(f"{name} **{base[key]:.3f}**" for key, name in (
         ("exact", offered.get("exact_drop", "accuracy").lower()), ("token_acc", "token accuracy"), ("loss", "loss"))
         if key != "token_acc" or task.kind == "seq2seq") + f" on {inside.N_EXAMPLES} validation examples.")
-    for col, kind in zip(st.columns(len(kinds)), kinds):
-        with col:
-            fig = figs.ablation_heatmap(table, kind, metric, title=ATTENTION_KINDS[kind],
-                                   focus=focus[1:] if focus[0] == kind else None)
-            widgets.chart(fig, key=inside.CHART + kind, on_select=functools.partial(pick_head, kind),
-                          selection_mode="points")
+    label = "rise in loss" if metric == "loss_rise" else f"drop in {offered[metric].lower()}"
+    fig = figs.ablation_heatmap(table, kinds, metric, focus=focus, names=TICKS, label=label,
+                                title="What each head is worth")
+    widgets.chart(fig, key=inside.CHART, on_select=pick_head, selection_mode="points")
     st.caption("Each cell: how much the metric drops when that head is knocked out (\"all\": the whole sublayer). "
                "Notice that the darkest head is often not the one whose map looks neatest on the Attention page. "
                "Click a cell to see it at work.")
     st.subheader(head_name(*focus))
-    removal(sel, picked, ver, focus, mode, table, base)
-    widgets.chart(figs.parts_bars(table, metric, SHORT, title="Whole sublayers and feed-forward networks"))
+    removal(sel, ver, focus, mode, table, base)
+    widgets.chart(figs.parts_bars(table, metric, SHORT, label=label, title="Whole sublayers and feed-forward networks"))
     st.caption("The same knock-out for each whole attention sublayer and FFN: the FFNs often matter as much as "
                "attention.")
 
 
 # ------------------------------------------------------------------------------------ lens
-def lens_view(sel, picked, ver: str) -> None:
-    task = sel.task
+def lens_view(sel, ver: str) -> None:
+    task, picked = sel.task, picked_input(sel)
+    if picked is None:
+        return
     if len(picked.target) < (len(picked.src) if task.kind == "lm" else 1):
         st.info("The lens needs the correct answer, and this text does not occur in the task's text: pick an "
                 "example.", icon=":material/info:")
@@ -143,8 +153,10 @@ def lens_view(sel, picked, ver: str) -> None:
 
 
 # -------------------------------------------------------------------------------- patching
-def patching_view(sel, picked, ver: str) -> None:
-    task = sel.task
+def patching_view(sel, ver: str) -> None:
+    task, picked = sel.task, picked_input(sel)
+    if picked is None:
+        return
     position = None
     if task.kind != "classify":
         n = len(picked.src) - (task.kind == "lm")
@@ -161,11 +173,10 @@ def patching_view(sel, picked, ver: str) -> None:
     st.markdown(f"Corrupted input: {text}. Logit difference of the clean answer over the corrupted one at output "
                 f"row {attrs['row']}: clean **{attrs['clean']:.2f}**, corrupted **{attrs['corrupt']:.2f}**.")
     heads = [k for k in ATTENTION_KINDS if k in set(table.loc[table["what"] == "head", "kind"])]
-    for col, kind in zip(st.columns(len(heads)), heads):
-        g = grid(table, "head", kind)
-        with col:
-            widgets.chart(figs.patching_heatmap(g.to_numpy(), [f"H{h}" for h in g.columns], [f"L{i}" for i in g.index],
-                                           "head", title=f"{ATTENTION_KINDS[kind]}: one head put back"))
+    grids = [grid(table, "head", kind) for kind in heads]            # layer x head, one per kind
+    rows = [f"{TICKS[kind]} L{layer}" for kind, g in zip(heads, grids) for layer in g.index]
+    widgets.chart(figs.patching_heatmap(np.vstack([g.to_numpy() for g in grids]), [f"H{h}" for h in grids[0].columns],
+                                        rows, "head", title="One head put back"))
     labels = {"encoder": task.position_labels(list(picked.src)) if task.kind != "lm" else [],
               "decoder": task.tokens([BOS, *picked.target]) if task.kind == "seq2seq"
               else task.position_labels(list(picked.src))}
@@ -200,18 +211,20 @@ def embeddings_view(sel, ver: str) -> None:
 
 
 # ------------------------------------------------------------------------------ over training
-def training_view(sel) -> None:
+def training_view(sel, ver: str) -> None:
     sources = inside.snapshot_sources()
     if not sources:
         st.info("No run here recorded attention snapshots yet: train one on the Train page (it records them) and "
-                "come back.", icon=":material/info:")
+                "come back, or replay a shipped model's training: `python -m explorer interpret snapshots --model "
+                "NAME`.", icon=":material/info:")
         st.page_link(training_job.TRAIN_PAGE, label="Train a model", icon=":material/model_training:")
         return
     if st.session_state.get(inside.RUN) not in sources:
-        st.session_state[inside.RUN] = sel.key.removeprefix("run:") if sel.key.removeprefix("run:") in sources \
-            else sources[0]
+        name = sel.key.split(":", 1)[-1]      # "pretrained:NAME" or "run:NAME": the sidebar's model first
+        st.session_state[inside.RUN] = name if name in sources else sources[0]
+    shipped = inside.shipped_with_snapshots()
     a, b = st.columns([3, 2], vertical_alignment="bottom")
-    source = a.selectbox("Run", sources, key=inside.RUN)
+    source = a.selectbox("Run", sources, key=inside.RUN, format_func=lambda s: f"{s} (shipped)" if s in shipped else s)
     what = b.segmented_control("Show", ["match", "entropy"], format_func=str.capitalize, default="match",
                                required=True, key=inside.LINES)
     table, uniform = inside.heads_table(source)
@@ -224,19 +237,12 @@ def training_view(sel) -> None:
 
 
 st.title("Inside the model")
-st.markdown("Attention maps show where a head looks, not whether it matters. Knock parts of the sidebar's model "
-            "out, read its layers early, and patch activations between two inputs.")
+st.markdown("Attention maps show where a head looks, not whether it matters: knock parts of the sidebar's model "
+            "out, read its layers early, patch activations between two inputs.")
 selected = models.selected_model()
 chosen = st.segmented_control("Look at", list(inside.VIEWS), format_func=inside.VIEWS.get, default="ablation",
                               required=True, key=inside.VIEW, **links.SHARED)
 version = inspecting.version(selected)
-if chosen in ("ablation", "lens", "patching"):
-    picked_input = inspecting.pick_input(selected)
-    if picked_input is not None:
-        st.markdown(inspecting.describe(selected.task, picked_input))
-        {"ablation": ablation_view, "lens": lens_view, "patching": patching_view}[chosen](
-            selected, picked_input, version)
-elif chosen == "embeddings":
-    embeddings_view(selected, version)
-else:
-    training_view(selected)
+DRAW = {"ablation": ablation_view, "lens": lens_view, "patching": patching_view, "embeddings": embeddings_view,
+        "training": training_view}
+DRAW[chosen](selected, version)

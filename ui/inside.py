@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import interpret, runs, views_data
+from explorer import checkpoints, interpret, runs, views_data
+from explorer.interpret.over_training import shipped_folder
 from explorer.interpret.parts import inputs
 from explorer.snapshots import SNAPSHOTS_FILE
 from explorer.tasks import Task
@@ -24,7 +25,7 @@ KIND, LAYER, HEAD = "inside_kind", "inside_layer", "inside_head"   # the focused
 POSITION = "inside_position"              # patching: the input position changed
 TABLE, DIMS = "inside_table", "inside_dims"       # embeddings: which table, 2-D or 3-D
 RUN, LINES = "inside_run", "inside_lines"         # over training: the run, match or entropy
-CHART = "inside_ablation_"                # + kind: the clickable ablation heatmaps
+CHART = "inside_ablation"                 # the clickable ablation heatmap
 N_EXAMPLES = 200  # validation examples an ablation measures: the Attention page's own count (evaluate's default)
 THIS_JOB = "this session's run"
 
@@ -87,11 +88,17 @@ def runs_with_snapshots() -> list[str]:
     return [r.name for r in runs.list_runs() if (r.path / SNAPSHOTS_FILE).is_file()]
 
 
+def shipped_with_snapshots() -> list[str]:
+    """Shipped models whose training was replayed to record snapshots (interpret.replay_snapshots)."""
+    return [e["name"] for e in checkpoints.pretrained_manifest()
+            if (shipped_folder() / e["name"] / SNAPSHOTS_FILE).is_file()]
+
+
 def snapshot_sources() -> list[str]:
-    """This session's run (if it recorded snapshots) and the saved runs that did."""
+    """This session's run (if it recorded snapshots), the shipped models and the saved runs that did."""
     job = training_job.current_job()
     mine = [THIS_JOB] if job is not None and job.snapshots() else []
-    return mine + runs_with_snapshots()
+    return mine + shipped_with_snapshots() + runs_with_snapshots()
 
 
 @st.cache_data(max_entries=32, show_spinner=False)
@@ -106,7 +113,8 @@ def heads_table(source: str) -> tuple[pd.DataFrame, float]:
         job = training_job.current_job()
         table = interpret.heads_over_training(job.snapshots(), job.task)
         return table, table.attrs["uniform"]
-    path = runs.run_folder(source) / SNAPSHOTS_FILE
+    shipped = shipped_folder() / source / SNAPSHOTS_FILE
+    path = shipped if source in shipped_with_snapshots() else runs.run_folder(source) / SNAPSHOTS_FILE
     return saved_heads(source, path.stat().st_mtime)
 
 
@@ -117,4 +125,5 @@ def top_labels(lens_view: interpret.Lens) -> np.ndarray:
 
 __all__ = ["CHART", "DIMS", "HEAD", "KIND", "LAYER", "LINES", "METRIC", "MODE", "N_EXAMPLES", "PAGE", "POSITION",
            "RUN", "TABLE", "THIS_JOB", "VIEW", "VIEWS", "ablation", "ablation_link", "answer_without", "geometry",
-           "heads_table", "lens", "linked_focus", "patching", "runs_with_snapshots", "snapshot_sources", "top_labels"]
+           "heads_table", "lens", "linked_focus", "patching", "runs_with_snapshots", "shipped_with_snapshots",
+           "snapshot_sources", "top_labels"]

@@ -30,42 +30,44 @@ def _click_grid(n_rows: int, cols: list[str], custom: list) -> go.Scatter:
                       customdata=custom, showlegend=False, name="cells", hoverinfo="skip")
 
 
-def ablation_heatmap(table: pd.DataFrame, kind: str, metric: str = "exact_drop", title: str = "",
-                     focus: tuple[int, int] | None = None, layout: dict | None = None) -> go.Figure:
-    """One kind's heads as layer x head, coloured by what knocking each out costs (`metric`), with a last
-    column for the whole sublayer. Clickable: each cell's customdata is [layer, head] (head -1 = all)."""
-    rows = table[table["kind"] == kind]
-    layers = sorted(rows["layer"].unique())
+def ablation_heatmap(table: pd.DataFrame, kinds, metric: str = "exact_drop", title: str = "",
+                     focus: tuple[str, int, int] | None = None, names: dict | None = None,
+                     label: str | None = None, layout: dict | None = None) -> go.Figure:
+    """The heads of one attention kind, or of several stacked (rows: kind and layer, columns: heads, then "all"
+    for the whole sublayer), coloured by what knocking each out costs (`metric`). Clickable: each cell's
+    customdata is [kind, layer, head] (head -1 = all); `focus` (kind, layer, head) is outlined; `label` names
+    the metric (METRIC_LABELS by default)."""
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    rows = table[table["kind"].isin(kinds)]
+    keys = [(k, int(la)) for k in kinds for la in sorted(rows.loc[rows["kind"] == k, "layer"].unique())]
     heads = sorted(int(h) for h in rows["head"].dropna().unique())
     cols = [f"H{h}" for h in heads] + [WHOLE]
-    z = np.full((len(layers), len(cols)), np.nan)
-    for _, r in rows.iterrows():
-        z[layers.index(r["layer"]), cols.index(WHOLE if pd.isna(r["head"]) else f"H{int(r['head'])}")] = r[metric]
+    z = np.full((len(keys), len(cols)), np.nan)
+    for kind, layer, head, value in zip(rows["kind"], rows["layer"], rows["head"], rows[metric]):
+        z[keys.index((kind, int(layer))), cols.index(WHOLE if pd.isna(head) else f"H{int(head)}")] = value
     zmax = 1.0 if metric != "loss_rise" else max(1.0, float(np.nanmax(z)) if np.isfinite(z).any() else 1.0)
-    label = METRIC_LABELS.get(metric, metric)
-    heat = go.Heatmap(z=z, x=cols, y=list(range(len(layers))), zmin=0.0, zmax=zmax, colorscale=ABLATION_SCALE,
+    label = label or METRIC_LABELS.get(metric, metric)
+    ticks = [(f"{(names or {}).get(k, k)} " if len(kinds) > 1 else "") + f"L{la}" for k, la in keys]
+    heat = go.Heatmap(z=z, x=cols, y=list(range(len(keys))), zmin=0.0, zmax=zmax, colorscale=ABLATION_SCALE,
                       texttemplate="%{z:.2f}", textfont=dict(size=13), hoverongaps=False,
-                      colorbar=dict(COLORBAR, title="drop" if metric != "loss_rise" else "rise"),
-                      hovertemplate=f"layer %{{y}}, %{{x}}<br>{label} %{{z:.3f}}<extra></extra>")
-    custom = [[int(layer), h] for layer in layers for h in heads + [-1]]
+                      customdata=[[t] * len(cols) for t in ticks], showscale=False,   # the cells say it
+                      hovertemplate=f"%{{customdata}}, %{{x}}<br>{label} %{{z:.3f}}<extra></extra>")
+    custom = [[k, la, h] for k, la in keys for h in heads + [-1]]
     shapes = []
-    if focus is not None and focus[0] in layers:
-        c = cols.index(WHOLE if focus[1] < 0 else f"H{focus[1]}")
-        r = layers.index(focus[0])
+    if focus is not None and (focus[0], focus[1]) in keys:
+        c, r = cols.index(WHOLE if focus[2] < 0 else f"H{focus[2]}"), keys.index((focus[0], focus[1]))
         shapes = [dict(type="rect", x0=c - 0.5, x1=c + 0.5, y0=r - 0.5, y1=r + 0.5, line=dict(color="black", width=3))]
-    return figure([heat, _click_grid(len(layers), cols, custom)], title, 120 + 46 * len(layers), layout,
-                  shapes=shapes, clickmode="event+select",
-                  xaxis=dict(house.CATEGORY_AXIS, title="head"),
-                  yaxis=dict(title="layer", tickmode="array", tickvals=list(range(len(layers))),
-                             ticktext=[f"L{la}" for la in layers], autorange="reversed"))
+    return figure([heat, _click_grid(len(keys), cols, custom)], title, 110 + 40 * len(keys), layout,
+                  shapes=shapes, clickmode="event+select", xaxis=dict(house.CATEGORY_AXIS, title=f"head · {label}"),
+                  yaxis=dict(tickmode="array", tickvals=list(range(len(keys))), ticktext=ticks, autorange="reversed"))
 
 
 def parts_bars(table: pd.DataFrame, metric: str = "exact_drop", names: dict | None = None, title: str = "",
-               layout: dict | None = None) -> go.Figure:
+               label: str | None = None, layout: dict | None = None) -> go.Figure:
     """What knocking out each whole sublayer and each FFN costs, in forward order."""
     whole = table[table["head"].isna()]
     labels = [f"{(names or {}).get(k, k)} L{la}" for k, la in zip(whole["kind"], whole["layer"])]
-    label = METRIC_LABELS.get(metric, metric)
+    label = label or METRIC_LABELS.get(metric, metric)
     bar = go.Bar(x=labels, y=as_list(whole[metric]), marker=dict(color=PALETTE[1]),
                  hovertemplate=f"%{{x}}<br>{label} %{{y:.3f}}<extra></extra>")
     return figure([bar], title, 340, layout, xaxis=dict(house.CATEGORY_AXIS, tickangle=-30), yaxis=dict(title=label))
@@ -95,8 +97,7 @@ def patching_heatmap(grid, x_labels, y_labels, x_name: str, title: str = "", lay
     xs = [str(x) for x in x_labels]
     heat = go.Heatmap(z=z, x=list(range(len(xs))), y=list(range(len(y_labels))), zmin=-1.0, zmax=1.0,
                       colorscale=DIVERGING_SCALE, texttemplate="%{z:.2f}", textfont=dict(size=12),
-                      customdata=pair_customdata(y_labels, xs), colorbar=dict(COLORBAR, title="restored"),
-                      hoverongaps=False,
+                      customdata=pair_customdata(y_labels, xs), showscale=False, hoverongaps=False,   # cells say it
                       hovertemplate=f"%{{customdata[0]}}, {x_name} %{{customdata[1]}}<br>restored %{{z:.2f}}"
                                     "<extra></extra>")
     return figure([heat], title, 130 + 46 * len(y_labels), layout, xaxis=token_axis(xs, x_name),
@@ -129,7 +130,7 @@ def cosine_heatmap(cos, labels, title: str = "", layout: dict | None = None) -> 
                       colorscale=DIVERGING_SCALE, customdata=pair_customdata(labels, labels),
                       colorbar=dict(COLORBAR, title="cosine"),
                       hovertemplate="%{customdata[0]} · %{customdata[1]}<br>cosine %{z:.2f}<extra></extra>")
-    return figure([heat], title, 110 + min(18, 520 // max(1, len(labels))) * len(labels), layout,
+    return figure([heat], title, 110 + max(10, min(36, 440 // max(1, len(labels)))) * len(labels), layout,
                   xaxis=dict(token_axis(labels, ""), constrain="domain"),
                   yaxis=dict(token_axis(labels, ""), autorange="reversed", scaleanchor="x", constrain="domain"))
 

@@ -14,6 +14,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
+import subprocess
+import sys
 
 import pandas as pd
 import torch
@@ -22,7 +25,7 @@ from ..checkpoints import pretrained_manifest
 from .ablation import MODES, ablate
 from .geometry import embedding_geometry
 from .lens import logit_lens
-from .over_training import heads_over_training
+from .over_training import heads_over_training, replay_snapshots
 from .patching import make_pair, patch
 from .source import load_model
 
@@ -100,14 +103,36 @@ def _geometry(args) -> dict:
 
 
 def _heads(args) -> dict:
-    if args.model in [e["name"] for e in pretrained_manifest()]:
-        raise UsageError(f"{args.model!r} is a shipped model, and shipped models keep no attention snapshots; "
-                         "name a saved run trained with --snapshot-every N")
     try:
         table = heads_over_training(args.model)
     except (ValueError, FileNotFoundError) as err:
         raise UsageError(str(err)) from None
     return {"model": args.model, "uniform": table.attrs["uniform"], "heads": _records(table)}
+
+
+def _snapshots(args) -> dict | int:
+    if args.model not in [e["name"] for e in pretrained_manifest()]:
+        raise UsageError(f"{args.model!r} is not a shipped model; a saved run keeps its own snapshots "
+                         "(train with --snapshot-every N)")
+    code = _with_kernels(["interpret", "snapshots", "--model", args.model, "--every", str(args.every)])
+    if code is not None:
+        return code
+    try:
+        path = replay_snapshots(args.model, args.every)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    return {"model": args.model, "path": str(path)}
+
+
+def _with_kernels(argv: list[str]) -> int | None:
+    """Run again in a child process with the kernels the shipped weights were built with (explorer.pretrain:
+    they act only when set before PyTorch starts); its exit code, or None when they are set already."""
+    from ..pretrain import KERNELS
+
+    if all(os.environ.get(k) == v for k, v in KERNELS.items()):
+        return None
+    return subprocess.run([sys.executable, "-m", "explorer", *argv], env={**os.environ, **KERNELS},
+                          check=False).returncode
 
 
 WHAT = {  # subcommand -> (help, run)
@@ -116,6 +141,8 @@ WHAT = {  # subcommand -> (help, run)
     "patch": ("activation patching: restore each head / residual of a clean input in a corrupted one", _patch),
     "geometry": ("token embeddings and positional tables projected by PCA", _geometry),
     "heads": ("a saved run's heads over training: entropy and match per recorded step", _heads),
+    "snapshots": ("replay a shipped model's training to record its heads over training (pretrained/snapshots/)",
+                  _snapshots),
 }
 
 
@@ -137,6 +164,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         if name == "patch":
             q.add_argument("--position", type=int, metavar="P", help="input position to change (default: the "
                                                                      "first source token; an LM's last but one)")
+        if name == "snapshots":
+            q.add_argument("--every", type=int, default=20, metavar="N", help="a snapshot every N steps")
         if name == "geometry":
             q.add_argument("--dims", type=int, choices=(2, 3), default=2, help="2-D or 3-D")
 
@@ -157,6 +186,8 @@ def _text(what: str, doc: dict) -> str:
         table = pd.DataFrame(doc["patches"]).round(3).to_string(index=False)
         return (f"{doc['model']} example {doc['example']}: {doc['pair']}; logit difference clean "
                 f"{doc['clean_logit_diff']:.2f}, corrupted {doc['corrupt_logit_diff']:.2f}\n{table}")
+    if what == "snapshots":
+        return f"{doc['model']}: snapshots written to {doc['path']}"
     if what == "geometry":
         return "\n".join(f"{name}: explained {t['explained']}" for name, t in doc["tables"].items())
     return pd.DataFrame(doc["heads"]).round(3).to_string(index=False)
@@ -165,6 +196,8 @@ def _text(what: str, doc: dict) -> str:
 def run_command(args: argparse.Namespace) -> int:
     torch.set_num_threads(1)  # tiny models: one thread is fastest and leaves the other core alone
     doc = WHAT[args.what][1](args)
+    if isinstance(doc, int):   # it ran in a child process, which printed its answer
+        return doc
     print(json.dumps(doc) if args.json else _text(args.what, doc))
     return 0
 

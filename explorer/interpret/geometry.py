@@ -66,10 +66,10 @@ def tables(model: nn.Module, task: Task, n_positions: int | None = None) -> dict
                            if task.kind == "lm" else task.vocab[len(SPECIALS):])
             out[f"{name} tokens" if model.cfg.arch == "encoder-decoder" else "tokens"] = (w, labels[:len(w)])
         table = getattr(where.pos, "table", None)
-        if table is not None:
-            pe = table().detach().numpy()[:n_positions]
-            out[f"{name} positions" if model.cfg.arch == "encoder-decoder" else "positions"] = (
-                pe, tuple(f"pos {i}" for i in range(len(pe))))
+        pe = None if table is None else table().detach().numpy()[:n_positions]
+        if pe is not None and not any(np.array_equal(pe, t) for t, _ in out.values()):  # sinusoids: one table
+            out[f"{name} positions" if model.cfg.pos_encoding == "learned" and model.cfg.arch == "encoder-decoder"
+                else "positions"] = (pe, tuple(f"pos {i}" for i in range(len(pe))))
     return out
 
 

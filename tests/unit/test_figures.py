@@ -307,7 +307,7 @@ def _interpret_figures():
     table = pd.DataFrame({"kind": ["cross"] * 3, "layer": [0, 0, 0], "head": pd.array([0, 1, None], "Int64"),
                           "exact_drop": [0.1, 0.2, 0.9]})
     lines = pd.DataFrame({"step": [1, 2], "layer": [0, 0], "head": [0, 0], "match": [0.1, 0.5], "entropy": [1, 0.5]})
-    return [ablation_heatmap(table, "cross", focus=(0, 1)), parts_bars(table),
+    return [ablation_heatmap(table, "cross", focus=("cross", 0, 1)), parts_bars(table),
             lens_heatmap(np.ones((2, 3)), [["a"] * 3] * 2, ["L0", "L1"], TOKS[:3]),
             patching_heatmap(np.zeros((2, 3)), TOKS[:3], ["L0", "L1"], "position"),
             embedding_scatter(np.ones((3, 2)), TOKS[:3], [0.5, 0.2]), embedding_scatter(np.ones((3, 3)), TOKS[:3]),

@@ -236,6 +236,14 @@ def test_heads_over_training_from_a_saved_runs_snapshots():
     assert (table["entropy"] <= table.attrs["uniform"] + 1e-3).all()
 
 
+def test_the_shipped_reversal_keeps_its_replayed_snapshots():
+    table = heads_over_training("reversal-fast")
+    steps = sorted(set(table["step"]))
+    assert steps[0] == 20 and steps[-1] == 800 and len(table) == len(steps) * 2 * 4
+    final = table[table["step"] == 800]
+    assert final["match"].max() > 0.5 > table[table["step"] == 20]["match"].max()   # the anti-diagonal is learned
+
+
 def test_heads_over_training_refuses_a_run_without_snapshots():
     task = make_task(TASKS["seq2seq"])
     model = build_model(task.model_config(**SMALL), seed=0)
@@ -270,7 +278,8 @@ def test_cli_lens_and_patch_json_fields(capsys):
     (["ablate", "--model", "no-such-model"], "no shipped model or saved run named 'no-such-model'"),
     (["lens", "--model", "reversal-fast", "--example", "9999"], "--example 9999 is out of range"),
     (["patch", "--model", "reversal-fast", "--position", "40"], "position=40 is out of range"),
-    (["heads", "--model", "reversal-fast"], "shipped models keep no attention snapshots"),
+    (["heads", "--model", "copy"], "'copy' is a shipped model whose training was not replayed"),
+    (["snapshots", "--model", "no-such-run"], "'no-such-run' is not a shipped model"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, says):
     assert main(["interpret", *argv]) == 2
@@ -288,7 +297,7 @@ def test_ablation_heatmap_shows_the_table_and_reports_its_cells(reversal_fast):
     assert list(heat.x) == ["H0", "H1", "all"]
     assert heat.z[1][0] == table.loc[2, "exact_drop"] and np.isnan(heat.z[0][2])    # no whole L0 row was run
     assert heat.z[1][2] == table.loc[4, "exact_drop"]
-    assert [list(c) for c in cells.customdata][:3] == [[0, 0], [0, 1], [0, -1]]
+    assert [list(c) for c in cells.customdata][:3] == [["cross", 0, 0], ["cross", 0, 1], ["cross", 0, -1]]
 
 
 def test_lens_heatmap_writes_the_likeliest_token_in_each_cell():
