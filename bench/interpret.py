@@ -3,10 +3,11 @@
     python bench/interpret.py [--repeats 5] [--examples 200] [--no-app]
 
 1. Ablation: knocking out every head of a shipped model in turn (`ablate(..., which=heads)`, its own baseline
-   pass and private copy included) against H times one baseline validation pass (`metrics` on the same
-   examples, one batch). The issue's budget: at most 1.3x.
+   pass and private copy included) against H baseline validation passes (`metrics` on the same examples,
+   one batch each). The issue's budget: at most 1.3x.
 2. Logit lens: `lens_of` on one validation example against the model's own output on it
    (`views_data.output_distribution`); both make a private copy of the model first, as the page's do. Budget 2x.
+   Also without the copies: the lens's forward pass and readouts against a bare forward pass.
 3. The page: the script time of a rerun of each view of Inside the model once its caches are warm, against a
    rerun of the Attention page (whose view changes take ~0.2-0.5 s in the browser: bench/README.md,
    "The app"), under AppTest, in this process.
@@ -31,40 +32,51 @@ sys.path.insert(0, str(ROOT))
 import torch  # noqa: E402
 
 from explorer import interpret, views_data  # noqa: E402
-from explorer.interpret.parts import example_inputs  # noqa: E402
+from explorer.interpret.lens import readouts  # noqa: E402
+from explorer.interpret.parts import example_inputs, output_logits  # noqa: E402
 
 MODELS = ("reversal-fast", "order-pe", "char-lm")
 
 
-def median_time(fn, repeats: int) -> float:
-    times = []
+def interleaved(fns: dict, repeats: int) -> dict:
+    """Median seconds of each function, called in turn `repeats` times: on a shared machine the load drifts, and
+    alternating keeps each ratio's two sides under the same load."""
+    times = {name: [] for name in fns}
     for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}
 
 
 def ablation(name: str, repeats: int, n: int) -> str:
     model, task = interpret.load_model(name)
     private = copy.deepcopy(model).eval()
     heads = [p for p in interpret.parts(model) if p.head is not None]
-    base = median_time(lambda: interpret.metrics(private, task, n), repeats)
-    every = median_time(lambda: interpret.ablate(model, task, n=n, which=heads), max(1, repeats // 2))
-    ratio = every / (len(heads) * base)
-    return (f"{name:14s} {len(heads):3d} heads  baseline pass {base * 1000:7.1f} ms  every head {every:6.2f} s  "
-            f"ratio {ratio:.2f}")
+    got = interleaved({"passes": lambda: [interpret.metrics(private, task, n) for _ in heads],
+                       "ablate": lambda: interpret.ablate(model, task, n=n, which=heads)}, repeats)
+    return (f"{name:14s} {len(heads):3d} heads  {len(heads)} baseline passes {got['passes']:6.2f} s  "
+            f"every head knocked out {got['ablate']:6.2f} s  ratio {got['ablate'] / got['passes']:.2f}")
 
 
 def lens(name: str, repeats: int) -> str:
     model, task = interpret.load_model(name)
+    private = copy.deepcopy(model).eval()
     inp = example_inputs(task, 0)
-    src, answer = task.example("val", 0)
+    src, _ = task.example("val", 0)
     tgt_in = inp.args[1][0].tolist() if task.kind == "seq2seq" else None
     vocab = tuple(task.class_names) if task.kind == "classify" else tuple(task.vocab)
-    forward = median_time(lambda: views_data.output_distribution(model, task, src, tgt_in), repeats * 4)
-    lensed = median_time(lambda: interpret.lens_of(model, task, inp, vocab), repeats * 4)
-    return f"{name:14s} output {forward * 1000:6.2f} ms  lens {lensed * 1000:6.2f} ms  ratio {lensed / forward:.2f}"
+
+    def forward():
+        with torch.inference_mode():
+            output_logits(private, task, inp.args)
+    got = interleaved({"output": lambda: views_data.output_distribution(model, task, src, tgt_in),
+                       "lens": lambda: interpret.lens_of(model, task, inp, vocab),
+                       "forward": forward, "readouts": lambda: readouts(private, task, inp)}, repeats * 10)
+    return (f"{name:14s} output {got['output'] * 1000:6.2f} ms  lens {got['lens'] * 1000:6.2f} ms  ratio "
+            f"{got['lens'] / got['output']:.2f}  |  bare forward {got['forward'] * 1000:5.2f} ms  lens readouts "
+            f"{got['readouts'] * 1000:5.2f} ms  ratio {got['readouts'] / got['forward']:.2f}")
 
 
 def page(repeats: int) -> list[str]:
@@ -72,10 +84,9 @@ def page(repeats: int) -> list[str]:
 
     from ui import inside, models
 
-    def timed(at, change) -> float:
+    def timed(at) -> float:
         times = []
-        for i in range(repeats):
-            change(i)
+        for _ in range(repeats):
             start = time.perf_counter()
             at.run()
             times.append(time.perf_counter() - start)
@@ -88,12 +99,12 @@ def page(repeats: int) -> list[str]:
         at.query_params[models.PRETRAINED] = name
         at.run()
         at.switch_page("pages/attention.py").run()
-        attention = timed(at, lambda i: None)
+        attention = timed(at)
         at.switch_page("pages/inside.py").run()
         views = {}
         for view in inside.VIEWS:
             at.segmented_control(key=inside.VIEW).set_value(view).run()     # fills the caches
-            views[view] = timed(at, lambda i: None)
+            views[view] = timed(at)
         lines.append(f"{name:14s} Attention rerun {attention * 1000:5.0f} ms; Inside the model, cached: " +
                      ", ".join(f"{v} {t * 1000:.0f} ms" for v, t in views.items()))
     return lines

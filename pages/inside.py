@@ -47,15 +47,16 @@ def pick_head() -> None:
 def focus_of(table, kinds: list[str], metric: str) -> tuple[str, int, int]:
     """The focused head: a link's, else this session's, else the head whose removal costs most."""
     state = st.session_state
-    if inside.KIND not in state and (linked := inside.linked_focus(kinds)) is not None:
-        state[inside.KIND], state[inside.LAYER], state[inside.HEAD] = linked
+    linked = inside.linked_focus(kinds)
+    if linked is not None and linked != state.get(inside.LINKED):   # not what this page wrote: a link followed
+        state[inside.KIND], state[inside.LAYER], state[inside.HEAD] = state[inside.LINKED] = linked
     focus = state.get(inside.KIND), state.get(inside.LAYER), state.get(inside.HEAD)
     rows = table[(table["kind"] == focus[0]) & (table["layer"] == focus[1])]
     if focus[0] not in kinds or rows.empty or (focus[2] >= 0 and focus[2] not in set(rows["head"].dropna())):
         heads = table[table["kind"].isin(kinds) & table["head"].notna()]
         best = heads.loc[heads[metric].idxmax()]
         focus = str(best["kind"]), int(best["layer"]), int(best["head"])
-    state[inside.KIND], state[inside.LAYER], state[inside.HEAD] = focus
+    state[inside.KIND], state[inside.LAYER], state[inside.HEAD] = state[inside.LINKED] = focus   # the link says so now
     st.query_params[inside.KIND], st.query_params[inside.LAYER], st.query_params[inside.HEAD] = (
         focus[0], str(focus[1]), str(focus[2]))
     return focus

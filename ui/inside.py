@@ -22,6 +22,7 @@ PAGE = "pages/inside.py"
 VIEW = "inside_view"                      # which figure family (in the link)
 MODE, METRIC = "inside_mode", "inside_metric"     # ablation: zero or mean; the drop shown
 KIND, LAYER, HEAD = "inside_kind", "inside_layer", "inside_head"   # the focused head (in the link; head -1 = all)
+LINKED = "_inside_linked"                 # the focus the page last wrote into the link (another is a link followed)
 POSITION = "inside_position"              # patching: the input position changed
 TABLE, DIMS = "inside_table", "inside_dims"       # embeddings: which table, 2-D or 3-D
 RUN, LINES = "inside_run", "inside_lines"         # over training: the run, match or entropy
@@ -123,7 +124,7 @@ def top_labels(lens_view: interpret.Lens) -> np.ndarray:
     return np.array(lens_view.vocab, dtype=object)[lens_view.top(1)[..., 0]]
 
 
-__all__ = ["CHART", "DIMS", "HEAD", "KIND", "LAYER", "LINES", "METRIC", "MODE", "N_EXAMPLES", "PAGE", "POSITION",
-           "RUN", "TABLE", "THIS_JOB", "VIEW", "VIEWS", "ablation", "ablation_link", "answer_without", "geometry",
-           "heads_table", "lens", "linked_focus", "patching", "runs_with_snapshots", "shipped_with_snapshots",
-           "snapshot_sources", "top_labels"]
+__all__ = ["CHART", "DIMS", "HEAD", "KIND", "LAYER", "LINES", "LINKED", "METRIC", "MODE", "N_EXAMPLES", "PAGE",
+           "POSITION", "RUN", "TABLE", "THIS_JOB", "VIEW", "VIEWS", "ablation", "ablation_link", "answer_without",
+           "geometry", "heads_table", "lens", "linked_focus", "patching", "runs_with_snapshots",
+           "shipped_with_snapshots", "snapshot_sources", "top_labels"]

@@ -63,12 +63,18 @@ def _readout(model: nn.Module, task: Task, resid: Tensor, args) -> Tensor:
 
 @single_threaded
 def lens_of(model: nn.Module, task: Task, inp: Inputs, vocab: tuple[str, ...]) -> Lens:
-    model = copy.deepcopy(model).eval()
+    """The lens on one input, run on a private copy of the model (hooks never touch a model others share)."""
+    layers, out = readouts(copy.deepcopy(model).eval(), task, inp)
+    return Lens(layers.float().softmax(-1).numpy(), out.float().softmax(-1).numpy(), inp.correct, inp.rows, vocab)
+
+
+def readouts(model: nn.Module, task: Task, inp: Inputs) -> tuple[Tensor, Tensor]:
+    """(each layer's logits (L, T, V), the model's own (T, V)) from one forward pass of `model` itself."""
     stack = "encoder" if task.kind == "classify" else "decoder"
     with torch.inference_mode(), capture(model, attention=False, residual=True) as cache:
         out = output_logits(model, task, inp.args)
         layers = torch.stack([_readout(model, task, r, inp.args) for r in cache.residual[stack]])   # (L, T, V)
-    return Lens(layers.float().softmax(-1).numpy(), out.float().softmax(-1).numpy(), inp.correct, inp.rows, vocab)
+    return layers, out
 
 
 def logit_lens(model: nn.Module, task: Task, example: int = 0) -> Lens:
@@ -77,4 +83,4 @@ def logit_lens(model: nn.Module, task: Task, example: int = 0) -> Lens:
     return lens_of(model, task, example_inputs(task, example), vocab)
 
 
-__all__ = ["Lens", "lens_of", "logit_lens"]
+__all__ = ["Lens", "lens_of", "logit_lens", "readouts"]

@@ -121,3 +121,10 @@ def test_over_training_shows_each_heads_match_from_a_saved_run():
 def test_over_training_without_snapshots_says_where_to_get_them():
     at = open_app(PAGE, query={inside.VIEW: "Over training"})
     assert any("No run here recorded attention snapshots" in i.value for i in at.info)
+
+
+def test_over_training_of_the_shipped_reversal_from_its_replayed_snapshots(shipped):
+    at = open_app(PAGE, query={models.PRETRAINED: "reversal-fast", inside.VIEW: "Over training"})
+    assert at.selectbox(key=inside.RUN).value == "reversal-fast"
+    lines = by_title(at, "Each head's match")["data"]
+    assert len(lines) == 2 * 4 and lines[0]["x"][-1] == 800
