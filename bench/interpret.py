@@ -56,8 +56,10 @@ def ablation(name: str, repeats: int, n: int) -> str:
     heads = [p for p in interpret.parts(model) if p.head is not None]
     got = interleaved({"passes": lambda: [interpret.metrics(private, task, n) for _ in heads],
                        "ablate": lambda: interpret.ablate(model, task, n=n, which=heads)}, repeats)
+    one = got["passes"] / len(heads)
     return (f"{name:14s} {len(heads):3d} heads  {len(heads)} baseline passes {got['passes']:6.2f} s  "
-            f"every head knocked out {got['ablate']:6.2f} s  ratio {got['ablate'] / got['passes']:.2f}")
+            f"every head knocked out {got['ablate']:6.2f} s  ratio {got['ablate'] / got['passes']:.2f}  "
+            f"(without ablate's own baseline pass: {(got['ablate'] - one) / got['passes']:.2f})")
 
 
 def lens(name: str, repeats: int) -> str:

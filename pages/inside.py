@@ -124,7 +124,7 @@ def ablation_view(sel, ver: str) -> None:
     fig = figs.ablation_heatmap(table, kinds, metric, focus=focus, names=TICKS, label=label,
                                 title="What each head is worth")
     widgets.chart(fig, key=inside.CHART, on_select=pick_head, selection_mode="points")
-    st.caption("Each cell: how much the metric drops when that head is knocked out (\"all\": the whole sublayer). "
+    st.caption("Each cell: how much worse the model does with that head knocked out (\"all\": the whole sublayer). "
                "Notice that the darkest head is often not the one whose map looks neatest on the Attention page. "
                "Click a cell to see it at work.")
     st.subheader(head_name(*focus))
@@ -146,7 +146,7 @@ def lens_view(sel, ver: str) -> None:
     lv = inside.lens(ver, sel.model, task, picked.src, picked.target)
     stack = "encoder" if task.kind == "classify" else "decoder"
     widgets.chart(figs.lens_heatmap(lv.p_correct, inside.top_labels(lv), [f"L{i}" for i in range(len(lv.probs))],
-                               lv.rows, title=f"Each {stack} layer read through the output head"))
+                               lv.rows, title=f"What each {stack} layer would say"))
     reads = " The decoder reads the correct answer (teacher forcing)." if task.kind == "seq2seq" else ""
     st.caption("Colour: the probability of the correct token if the model stopped after that layer; text: the token "
                "it would say. Notice how late the right answer appears: the last row is the model's own output."

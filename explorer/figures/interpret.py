@@ -81,7 +81,8 @@ def lens_heatmap(p_correct, top_tokens, layer_names, position_labels, title: str
     text = np.asarray(top_tokens, dtype=object)
     custom = np.dstack([pair_customdata(layer_names, position_labels), text])
     heat = go.Heatmap(z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0.0, zmax=1.0,
-                      colorscale=OUTPUT_SCALE, text=text, texttemplate="%{text}", textfont=dict(size=12),
+                      colorscale=OUTPUT_SCALE, text=text, texttemplate="%{text}",
+                      textfont=dict(size=12 if z.shape[1] <= 16 else 9),   # a phone still fits 32 positions
                       customdata=custom, colorbar=dict(COLORBAR, title="p correct"),
                       hovertemplate="%{customdata[0]}, position %{x} (%{customdata[1]})<br>likeliest "
                                     "%{customdata[2]}<br>p(correct) %{z:.3f}<extra></extra>")

@@ -75,7 +75,7 @@ def test_classifier_ablation_lens_and_patching(shipped):
     sel = at.session_state[models.SELECTED]
     view(at, "lens")
     lens = interpret.logit_lens(sel.model, sel.task, 0)
-    z = array(by_title(at, "Each encoder layer")["data"][0]["z"]).astype(float)
+    z = array(by_title(at, "What each encoder layer")["data"][0]["z"]).astype(float)
     assert np.allclose(z, lens.p_correct, atol=1e-6) and z[-1, 0] == pytest.approx(
         lens.output[0, lens.correct[0]], abs=1e-6)
     view(at, "patching")
