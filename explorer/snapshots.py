@@ -1,15 +1,19 @@
-"""A run's attention snapshots on disk: `snapshots.npz` beside its weights (numpy arrays and strings only,
-read without pickle), so the heads of a saved run can be followed over its training."""
+"""A run's attention snapshots on disk: `snapshots.safetensors` beside its weights (tensors, and the kind and
+token labels as JSON in the header: data, never pickle), so the heads of a saved run can be followed over
+its training."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
+import safetensors.torch
+import torch
 
 from .evaluation import AttentionSnapshot
 
-SNAPSHOTS_FILE = "snapshots.npz"
+SNAPSHOTS_FILE = "snapshots.safetensors"
 
 
 def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:
@@ -18,10 +22,12 @@ def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:
     if not snaps:
         return None
     path = Path(directory) / SNAPSHOTS_FILE
-    np.savez_compressed(path, steps=np.array([s.step for s in snaps], dtype=np.int64),
-                        patterns=np.stack([s.pattern for s in snaps]).astype(np.float16),   # (N, L, H, Q, K)
-                        kind=np.array(snaps[0].kind), q_labels=np.array(snaps[0].q_labels, dtype=str),
-                        k_labels=np.array(snaps[0].k_labels, dtype=str))
+    tensors = {"steps": torch.tensor([s.step for s in snaps], dtype=torch.int64),
+               "patterns": torch.from_numpy(np.stack([s.pattern for s in snaps]).astype(np.float16))}  # (N, L, H, Q, K)
+    meta = {"kind": snaps[0].kind, "q_labels": json.dumps(list(snaps[0].q_labels)),
+            "k_labels": json.dumps(list(snaps[0].k_labels))}
+    safetensors.torch.save_file(tensors, str(path), metadata=meta)
+    path.chmod(0o644)   # a shared file, readable like the weights beside it
     return path
 
 
@@ -31,12 +37,13 @@ def load_snapshots(directory) -> list[AttentionSnapshot]:
     if not path.is_file():
         return []
     try:
-        with np.load(path, allow_pickle=False) as f:
-            kind, q, k = str(f["kind"]), tuple(f["q_labels"].tolist()), tuple(f["k_labels"].tolist())
-            return [AttentionSnapshot(int(step), kind, pattern.astype(np.float32), q, k)
-                    for step, pattern in zip(f["steps"], f["patterns"])]
-    except (OSError, ValueError, KeyError):
+        with safetensors.safe_open(str(path), framework="pt") as f:
+            meta = f.metadata()
+            steps, patterns = f.get_tensor("steps").tolist(), f.get_tensor("patterns").float().numpy()
+        kind, q, k = meta["kind"], tuple(json.loads(meta["q_labels"])), tuple(json.loads(meta["k_labels"]))
+    except Exception:  # safetensors raises its own error types for a bad file; a broken file shows nothing
         return []
+    return [AttentionSnapshot(int(step), kind, pattern, q, k) for step, pattern in zip(steps, patterns)]
 
 
 __all__ = ["SNAPSHOTS_FILE", "load_snapshots", "save_snapshots"]
