@@ -73,6 +73,11 @@ def test_classifier_ablation_lens_and_patching(shipped):
     assert at.selectbox(key=inside.METRIC).options == ["Accuracy", "Loss"]
     assert by_title(at, "What each head is worth")["layout"]["yaxis"]["ticktext"] == ["L0"]
     sel = at.session_state[models.SELECTED]
+    at.segmented_control(key=inside.MODE).set_value("mean").run()
+    assert_ok(at)
+    z = array(by_title(at, "What each head is worth")["data"][0]["z"]).astype(float)
+    want = interpret.ablate(sel.model, sel.task, mode="mean", n=inside.N_EXAMPLES, which=[Part("enc_self", 0, 2)])
+    assert z[0, 2] == pytest.approx(want.loc[0, "exact_drop"])
     view(at, "lens")
     lens = interpret.logit_lens(sel.model, sel.task, 0)
     z = array(by_title(at, "What each encoder layer")["data"][0]["z"]).astype(float)
