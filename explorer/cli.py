@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
+from .interpret import cli as interpret_cli
 from .lessons import cli as lessons_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
@@ -241,6 +242,8 @@ COMMANDS: dict[str, Command] = {
                           experiments_cli.add_arguments, experiments_cli.run_command),
     "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
                        lessons_cli.add_arguments, lessons_cli.run_command),
+    "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "
+                         "training", interpret_cli.add_arguments, interpret_cli.run_command),
 }
 
 
