@@ -150,7 +150,7 @@ def _inputs(col: _Column, cfg: ModelConfig, vocab: int, b, t, tokens_text):
         col.box("input:pe", title, detail, FILLS["pe"], f"Positional encoding ({pe}) added to embeddings")
     else:
         title, detail = {"rope": ("RoPE: no vector added", "rotates q, k inside attention"),
-                         "alibi": ("ALiBi: no vector added", "biases self-attention by distance")}.get(
+                         "alibi": ("ALiBi: no vector added", "a distance bias per head")}.get(
             pe, ("No positional encoding", "attention sees a bag of tokens"))
         col.box(f"note:{pe}", title, detail, FILLS["note"], title, dash="dot")
 

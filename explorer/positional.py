@@ -53,6 +53,14 @@ def alibi_bias(n_heads: int, tq: int, tk: int) -> np.ndarray:
     return -alibi_slopes(n_heads)[:, None, None] * distance             # (H, Tq, Tk)
 
 
+def alibi_attention(n_heads: int, n_positions: int) -> np.ndarray:
+    """Causal attention when q·k = 0 everywhere, so the bias alone decides: softmax over keys 0..i."""
+    scores = alibi_bias(n_heads, n_positions, n_positions)
+    scores = np.where(np.tri(n_positions, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True)                    # (H, P, P)
+
+
 class NoPositionalEncoding(nn.Module):
     """No position information at all: the encoder is permutation-equivariant."""
 

@@ -66,3 +66,16 @@ def test_alibi_adds_nothing_to_the_embeddings_and_has_no_parameters():
     assert torch.equal(model.encoder.pos(x), x)
     assert not list(model.encoder.pos.parameters())
     assert not any("slopes" in k for k in model.state_dict())   # checkpoints stay the same tensors
+
+
+@pytest.mark.parametrize("pe", ["alibi", "sinusoidal"])
+def test_an_alibi_encoder_decoder_cannot_tell_a_source_from_its_reverse(pe):
+    """The encoder's bias -m|i - j| is mirror-symmetric and cross-attention is unbiased, so reversing the
+    source reverses the memory, which cross-attention reads as a set: the decoder's output is unchanged.
+    That is why ALiBi cannot learn reversal in pe-types; sinusoids break the symmetry."""
+    cfg = ModelConfig(d_model=16, n_heads=4, d_ff=32, src_vocab_size=13, tgt_vocab_size=13, pos_encoding=pe)
+    model = build_model(cfg, seed=0).eval()
+    src, tgt = torch.randint(3, 13, (3, 8)), torch.randint(3, 13, (3, 6))
+    with torch.no_grad():
+        same = torch.allclose(model(src, tgt), model(src.flip(1), tgt), atol=1e-5)
+    assert same == (pe == "alibi")
