@@ -219,7 +219,7 @@ def test_every_default_budget_fits_the_work_cap():
     for name, exp in EXPERIMENTS.items():
         assert 0 < work_units(name) <= MAX_WORK and refusal_of(name) is None, name
         assert work_units(name, exp.tiny) < work_units(name)
-    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 400
+    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 600
     assert work_units("sweep") == 9 * 1 * 300
     steps_axis = {"x_axis": "steps", "x_values": (100, 200), "y_values": (1, 2)}
     assert work_units("sweep", steps_axis) == 2 * (100 + 200)   # the axis's steps, not the base's 300
