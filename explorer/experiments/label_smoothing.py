@@ -1,7 +1,7 @@
 """Label smoothing on reversal: eps 0 vs 0.1 (chapter exercise 2.3).
 
 The default (Full) budget is the exercise's own setting, `reversal-seed`: integers 1-100, lengths 10-20,
-600 steps (about 9 minutes on one core; bench/README.md); the tiny (Quick) budget stays on `reversal-fast`.
+600 steps (173 s of CPU on one core in bench/README.md, session 12); Quick (tiny) stays on `reversal-fast`.
 
 Training and validation token accuracy (teacher forced) are recorded along training; at the end the
 entropy of the output softmax is measured on 10 held-out examples (teacher forced, real target

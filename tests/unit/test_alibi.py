@@ -79,3 +79,21 @@ def test_an_alibi_encoder_decoder_cannot_tell_a_source_from_its_reverse(pe):
     with torch.no_grad():
         same = torch.allclose(model(src, tgt), model(src.flip(1), tgt), atol=1e-5)
     assert same == (pe == "alibi")
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_alibi_attention_equals_nn_multihead_attention_given_the_bias_as_its_mask(causal):
+    from torch import nn
+
+    from explorer.positional import make_positional
+    cfg = ModelConfig(d_model=16, n_heads=4, pos_encoding="alibi")
+    torch.manual_seed(0)
+    ref = nn.MultiheadAttention(16, 4, batch_first=True).eval()
+    ours = MultiHeadAttention(cfg).eval()
+    ours.load_state_dict(ref.state_dict())
+    x = torch.randn(2, 7, 16)
+    bias = expected(4, 7, causal).log()                                  # log softmax: the bias up to a row constant
+    with torch.no_grad():
+        theirs = ref(x, x, x, attn_mask=bias.repeat(2, 1, 1), need_weights=False)[0]   # (B*H, T, T), batch-major
+        assert (ours(x, causal=causal, pos=make_positional(cfg)) - theirs).abs().max() < 1e-5
+        assert (ours(x, causal=causal) - theirs).abs().max() > 1e-3      # without the bias: not the same
