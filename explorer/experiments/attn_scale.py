@@ -149,11 +149,12 @@ def run(p: AttnScaleParams, ctx: Context) -> Result:
 
 def draw(r: Result) -> list:
     out = []
-    for metric, title, y in ((ENTROPY, "Attention entropy at initialisation by head width (mean ± std over "
-                              "seeds)", "entropy (nats)"),
+    for metric, title, y in ((ENTROPY, "Attention entropy at initialisation by head width", "entropy (nats)"),
                              (GRAD, "Gradient norm reaching q and k at initialisation", "gradient norm")):
         series, bands = curve_bands(r.curves, metric)
-        out.append(line_chart(series, title, "d_head", y, bands=bands, log_y=metric == GRAD))
+        out.append(line_chart(series, title, "d_head", y, bands=bands, log_y=metric == GRAD,
+                              layout=dict(xaxis=dict(type="log", tickvals=sorted(r.params["d_heads"])),
+                                          yaxis=dict(dtick=1) if metric == GRAD else {})))
     out.append(bars(r.table, LOSS, "Validation loss after training", "loss (nats)"))
     out.append(bars(r.table, EXACT, "Validation exact match after training", "exact match (%)", 100.0))
     series, bands = curve_bands(r.curves, "val_exact")

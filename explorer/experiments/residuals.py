@@ -17,9 +17,9 @@ one training batch; the claim compares the first block's with the last's, on a l
 
 Measured at the default budget (5 seeds x 150 steps; bench/README.md, session 11, has the timing and why 5
 seeds): every claim holds. Val loss 2.35 with residuals, 2.95 without (the unigram baseline is 2.946: the plain
-stack predicts the most frequent character, 17.4%), 2.75 for 2 blocks without. At initialisation the first
-block's gradient is 1.7x the last's with residuals and 0.26x without: it fades, but about 4x over 12 blocks,
-not by orders of magnitude (each block's LayerNorm rescales what it passes on).
+stack predicts the most frequent character, 17.4%), 2.75 for 2 blocks without and 2.43 for 2 with. At
+initialisation the first block's gradient is 1.7x the last's with residuals and 0.26x without: it fades, but
+about 4x over 12 blocks, not by orders of magnitude (each block's LayerNorm rescales what it passes on).
 """
 
 from __future__ import annotations
