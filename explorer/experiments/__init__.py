@@ -67,6 +67,7 @@ from . import (
     heads,
     label_smoothing,
     length,
+    lm_length,
     norm,
     pe_order,
     pe_types,
@@ -90,7 +91,8 @@ from .runner import (
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
-    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, attn_scale, d_head, sweep)}
+    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
+    d_head, sweep)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
