@@ -6,6 +6,11 @@ ALiBi biases self-attention only (as in the paper), so in an encoder-decoder the
 output as a set, and the encoder's symmetric bias gives a reversed source the reversed memory: the model
 cannot tell a sequence from its reverse (tests/unit/test_alibi.py), and reversal is out of its reach.
 
+Measured at the default budget (3 seeds x 400 steps; bench/README.md, "ALiBi and the seeds' remaining claims"):
+exact match at lengths 4-8 sinusoidal 99.7%, learned 98.2%, RoPE 60.5%, ALiBi 2.3%, none 1.7%; at 9-16 none of
+them passes 2.3% (token accuracy there: RoPE 58.8%, the others 28-38%). `lm-length` tests ALiBi's claim where
+it applies, in a language model.
+
 Every type gets the same model, data and steps. The longer test sequences come from the same task
 with another seed; the model's position table (learned PE) is sized for them but never trained there.
 """
