@@ -3,7 +3,11 @@ for numerically stable softmax" (chapter §2.8, design rules of thumb).
 
 Reversal models of the same d_model (so the same parameter count) are trained alike with `heads` heads each,
 d_head = d_model / heads from wide to narrow. "Numerically stable" is read two ways: does any run diverge (a
-non-finite loss stops it), and do narrow heads end less accurate than 32-wide ones.
+non-finite loss stops it), and do narrow heads end with a higher validation loss than 32-wide ones.
+
+Measured at the default budget (3 seeds x 400 steps; bench/README.md, "ALiBi and the seeds' remaining claims"):
+no run diverged, every width from 64 down to 4 reaches 99.8-100% exact match, and the validation losses
+(0.0009-0.0013 nats) do not separate d_head 4 from 32: the rule of thumb is not visible at this size.
 """
 
 from __future__ import annotations
@@ -75,8 +79,9 @@ def _measure(p: DHeadParams):
         claims = []
         if RULE in widths and narrow:
             d = min(narrow)
-            claims.append(Claim(f"heads narrower than {RULE} train worse: d_head {d} ends with a lower exact match "
-                                f"than d_head {RULE}", EXACT, f"d_head {d}", f"d_head {RULE}", above=False, unit="%"))
+            # the loss, not exact match: on reversal-fast every width may reach 100%, and a tie decides nothing
+            claims.append(Claim(f"heads narrower than {RULE} train worse: d_head {d} ends with a higher validation "
+                                f"loss than d_head {RULE}", LOSS, f"d_head {d}", f"d_head {RULE}", unit="nats"))
         return text, claims
     return measure
 
@@ -84,7 +89,7 @@ def _measure(p: DHeadParams):
 def run(p: DHeadParams, ctx: Context) -> Result:
     done = ctx.collect(seed_major(p.seeds, p.heads), lambda u: _unit(ctx, p, *u),
                        lambda u: f"seed {u[0]}, {label(p, u[1])}")
-    predictions = {(label(p, h), EXACT): (None, "stable" if p.d_model // h >= RULE else "below the rule of thumb")
+    predictions = {(label(p, h), LOSS): (None, "stable" if p.d_model // h >= RULE else "below the rule of thumb")
                    for h in p.heads}
     return build_result(NAME, p, done, predictions, _measure(p), ctx)
 
