@@ -17,7 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from .checkpoints import CheckpointError
-from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
+from .config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
 from .interpret import cli as interpret_cli
 from .lessons import cli as lessons_cli
@@ -56,6 +56,7 @@ MODEL_FLAGS = {  # flag -> (ModelConfig field, type, choices, help)
     "--norm": ("norm", str, NORMS, "LayerNorm before (pre) or after (post) each sublayer"),
     "--residual": ("residual", str, RESIDUALS, "x + f(x) around each sublayer (add), or f(x) alone (none)"),
     "--activation": ("activation", str, ACTIVATIONS, "feed-forward activation"),
+    "--attn-scale": ("attn_scale", str, ATTN_SCALES, "divide q·k by sqrt(d_k) (sqrt_d_k), or leave it unscaled"),
 }
 TASK_FLAGS = {
     "--n-symbols": ("n_symbols", int, "task: alphabet size (reversal/copy/sort) or distractors (order)"),

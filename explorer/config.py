@@ -11,9 +11,10 @@ import math
 from dataclasses import dataclass
 
 ARCHITECTURES = ("encoder-decoder", "encoder", "decoder")
-POS_ENCODINGS = ("sinusoidal", "learned", "rope", "none")
+POS_ENCODINGS = ("sinusoidal", "learned", "rope", "alibi", "none")
 NORMS = ("pre", "post")
 RESIDUALS = ("add", "none")   # x + f(x) around every sublayer, or f(x) alone (the ablation)
+ATTN_SCALES = ("sqrt_d_k", "none")   # q·k / sqrt(d_k) as in the chapter, or unscaled (the ablation)
 ACTIVATIONS = ("relu", "gelu", "swiglu")
 
 
@@ -44,6 +45,7 @@ class ModelConfig:
     (an encoder classifier has no decoder layers). `src_vocab_size=0` means the encoder reads
     continuous vectors of width `d_model` instead of token ids (the notebook's order task).
     `residual="none"` drops the residual connections (x + f(x) becomes f(x)), to test what they do.
+    `attn_scale="none"` leaves q·k unscaled instead of dividing it by sqrt(d_k) (d_k = d_head).
     `tie_embeddings` shares the decoder's input embedding with the output projection, and with
     the encoder's embedding too when both vocabularies are the same (Vaswani et al.).
     """
@@ -61,6 +63,7 @@ class ModelConfig:
     pe_base: float = 10_000.0
     norm: str = "pre"
     residual: str = "add"
+    attn_scale: str = "sqrt_d_k"
     activation: str = "relu"
     max_len: int = 64
     tie_embeddings: bool = False
@@ -72,6 +75,7 @@ class ModelConfig:
         _choice("pos_encoding", self.pos_encoding, POS_ENCODINGS)
         _choice("norm", self.norm, NORMS)
         _choice("residual", self.residual, RESIDUALS)
+        _choice("attn_scale", self.attn_scale, ATTN_SCALES)
         _choice("activation", self.activation, ACTIVATIONS)
         for name in ("d_model", "n_heads", "d_ff", "max_len"):
             value = getattr(self, name)
@@ -317,7 +321,7 @@ def nearest_valid_heads(d_model: int, n_heads: int) -> int:
 
 
 __all__ = [
-    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "RESIDUALS", "ModelConfig", "param_count",
+    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "RESIDUALS", "ATTN_SCALES", "ModelConfig", "param_count",
     "flops_per_token", "train_memory_bytes", "REFERENCE_PRESETS", "CLASSROOM_PRESETS",
     "ReferencePreset", "human", "nearest_valid_heads", "param_story", "approx",
 ]

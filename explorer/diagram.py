@@ -149,8 +149,9 @@ def _inputs(col: _Column, cfg: ModelConfig, vocab: int, b, t, tokens_text):
         detail = "fixed sin/cos, 0 parameters" if pe == "sinusoidal" else f"{cfg.max_len:,} × {d:,} table"
         col.box("input:pe", title, detail, FILLS["pe"], f"Positional encoding ({pe}) added to embeddings")
     else:
-        title, detail = (("RoPE: no vector added", "rotates q, k inside attention") if pe == "rope"
-                         else ("No positional encoding", "attention sees a bag of tokens"))
+        title, detail = {"rope": ("RoPE: no vector added", "rotates q, k inside attention"),
+                         "alibi": ("ALiBi: no vector added", "a distance bias per head")}.get(
+            pe, ("No positional encoding", "attention sees a bag of tokens"))
         col.box(f"note:{pe}", title, detail, FILLS["note"], title, dash="dot")
 
 
@@ -285,7 +286,7 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
         columns = [col]
     y_max = max([top] + [c.top for c in columns]) + 0.2
     arch = {"encoder-decoder": "Encoder-decoder", "encoder": "Encoder classifier", "decoder": "Decoder LM"}
-    pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", none="no PE")
+    pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", alibi="ALiBi", none="no PE")
     title = (f"{arch[cfg.arch]} · {cfg.norm.capitalize()}-LN · d_model = {d:,} · {cfg.n_heads} heads · "
              f"{pos[cfg.pos_encoding]}")
     return _drawing(canvas, title, y_max)

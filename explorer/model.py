@@ -22,6 +22,10 @@ from .config import ModelConfig
 from .packing import Packing, _pack, _unpack, from_heads, to_heads
 from .positional import make_positional
 
+# Why scores are divided by sqrt(d_k): q·k of unit-variance entries has variance d_k (chapter §2.1);
+# "none" leaves them unscaled, the ablation of the `attn-scale` experiment.
+ATTN_SCALE = {"sqrt_d_k": lambda d_head: 1 / math.sqrt(d_head), "none": lambda d_head: 1.0}
+
 
 class HookPoint(nn.Identity):
     """Identity whose output a capture can record; `active` is True while a hook listens."""
@@ -39,16 +43,18 @@ class MultiHeadAttention(nn.Module):
         super().__init__()
         d = cfg.d_model
         self.n_heads, self.d_head, self.dropout = cfg.n_heads, cfg.d_head, cfg.dropout
+        self.scale = ATTN_SCALE[cfg.attn_scale](cfg.d_head)            # multiplies q k^T
         self.in_proj_weight = nn.Parameter(torch.empty(3 * d, d))
         self.in_proj_bias = nn.Parameter(torch.zeros(3 * d))
         self.out_proj = nn.Linear(d, d)
         self.hook_pattern = HookPoint()                                 # (B, H, Tq, Tk)
 
     def forward(self, x: Tensor, memory: Tensor | None = None, mask: Tensor | None = None,
-                causal: bool = False, rotate=None, packing: Packing | None = None,
+                causal: bool = False, pos=None, packing: Packing | None = None,
                 mem_packing: Packing | None = None) -> Tensor:
         """x: queries (B, Tq, d_model); memory: keys/values source, None for self-attention.
         mask: bool, True where attention is allowed, broadcastable to (B, H, Tq, Tk).
+        pos: the stack's positional encoding (rotates q and k, biases the scores); None: neither.
         packing / mem_packing: x / memory hold only the real tokens (N, d_model) of a padded batch;
         the projections run on those rows, attention on the padded layout."""
         d = x.size(-1)
@@ -58,23 +64,26 @@ class MultiHeadAttention(nn.Module):
         else:                # cross-attention: q from the decoder, k and v from the encoder
             q = to_heads(packing, F.linear(x, w[:d], bias[:d]), 1, self.n_heads)[0]
             k, v = to_heads(mem_packing, F.linear(memory, w[d:], bias[d:]), 2, self.n_heads)
-        if rotate is not None:
-            q, k = rotate(q), rotate(k)
-        out = self._attend(q, k, v, _bias(mask, causal, q, k))          # (B, H, Tq, d_head)
+        bias = _bias(mask, causal, q, k)
+        if pos is not None:
+            q, k = pos.rotate(q), pos.rotate(k)
+            bias = _with_position(bias, pos.bias(q.size(-2), k.size(-2)))
+        out = self._attend(q, k, v, bias)                               # (B, H, Tq, d_head)
         return self.out_proj(from_heads(packing, out))
 
     def _attend(self, q: Tensor, k: Tensor, v: Tensor, bias: Tensor | None) -> Tensor:
-        """softmax(q k^T / sqrt(d_head) + bias) v; q (B, H, Tq, d_head), k and v (B, H, Tk, d_head)."""
+        """softmax(scale * q k^T + bias) v, scale 1/sqrt(d_head) by default; q (B, H, Tq, d_head),
+        k and v (B, H, Tk, d_head)."""
         b, h, tq, dh = q.shape
         tk = k.size(-2)
         q, k, v = (x.reshape(b * h, -1, dh) for x in (q, k, v))        # heads folded into the batch
         if bias is None:
-            scores = torch.bmm(q, k.transpose(1, 2)) * (1 / math.sqrt(dh))
+            scores = torch.bmm(q, k.transpose(1, 2)) * self.scale
         else:  # a (Tq, Tk) bias broadcasts as it is; a per-row one is laid out per (row, head), its
             # query axis left at 1 when it masks keys only (padding): baddbmm broadcasts it over queries
             if bias.dim() == 4:
                 bias = bias.expand(b, h, -1, tk).reshape(b * h, -1, tk)
-            scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=1 / math.sqrt(dh))
+            scores = torch.baddbmm(bias, q, k.transpose(1, 2), alpha=self.scale)
         pattern = self.hook_pattern(scores.softmax(dim=-1).view(b, h, tq, tk))
         pattern = F.dropout(pattern, self.dropout, self.training).view(b * h, tq, tk)
         return torch.bmm(pattern, v).view(b, h, tq, dh)                 # (B, H, Tq, d_head)
@@ -90,6 +99,14 @@ def _bias(mask: Tensor | None, causal: bool, q: Tensor, k: Tensor) -> Tensor | N
     if allowed is None:
         return None
     return torch.zeros(allowed.shape, dtype=q.dtype, device=q.device).masked_fill_(~allowed, float("-inf"))
+
+
+def _with_position(bias: Tensor | None, position: Tensor | None) -> Tensor | None:
+    """The mask's bias plus a positional one (H, Tq, Tk), laid out as (B or 1, H, Tq, Tk) for `_attend`."""
+    if position is None:
+        return bias
+    position = position[None]                                           # (1, H, Tq, Tk)
+    return position if bias is None else bias + position
 
 
 def _swiglu(h: Tensor) -> Tensor:
@@ -137,10 +154,10 @@ class EncoderBlock(nn.Module):
         self.residual = RESIDUAL[cfg.norm, cfg.residual]
         self.hook_resid = HookPoint()                                   # (B, T, d_model)
 
-    def forward(self, x: Tensor, mask: Tensor | None = None, rotate=None, causal: bool = False,
+    def forward(self, x: Tensor, mask: Tensor | None = None, pos=None, causal: bool = False,
                 packing: Packing | None = None) -> Tensor:
         def attend(h):
-            return self.dropout(self.self_attn(h, mask=mask, causal=causal, rotate=rotate, packing=packing))
+            return self.dropout(self.self_attn(h, mask=mask, causal=causal, pos=pos, packing=packing))
         x = self.residual(x, attend, self.norm1)
         x = self.residual(x, lambda h: self.dropout(self.ffn(h)), self.norm2)
         return _record(self.hook_resid, x, packing)
@@ -163,10 +180,10 @@ class DecoderBlock(nn.Module):
         self.hook_resid = HookPoint()                                   # (B, T, d_model)
 
     def forward(self, x: Tensor, memory: Tensor | None = None, tgt_mask: Tensor | None = None,
-                src_mask: Tensor | None = None, rotate=None, packing: Packing | None = None,
+                src_mask: Tensor | None = None, pos=None, packing: Packing | None = None,
                 mem_packing: Packing | None = None) -> Tensor:
         def attend(h):
-            return self.dropout(self.self_attn(h, mask=tgt_mask, causal=True, rotate=rotate, packing=packing))
+            return self.dropout(self.self_attn(h, mask=tgt_mask, causal=True, pos=pos, packing=packing))
         x = self.residual(x, attend, self.norm1)
         if self.cross_attn is not None:
             def cross(h):
@@ -244,7 +261,7 @@ class EncoderDecoder(nn.Module):
         packing = Packing(mask) if packed and mask is not None else None
         x = _pack(packing, self.encoder.embed_inputs(src))
         for layer in self.encoder.layers:
-            x = layer(x, mask, self.encoder.pos.rotate, packing=packing)
+            x = layer(x, mask, self.encoder.pos, packing=packing)
         return self.encoder.final_norm(x), mask
 
     def decode(self, tgt_in: Tensor, memory: Tensor, src_mask: Tensor | None, packed: bool = False) -> Tensor:
@@ -258,7 +275,7 @@ class EncoderDecoder(nn.Module):
         mem_packing = Packing(src_mask) if packed and src_mask is not None else None
         x = _pack(packing, self.decoder.embed_inputs(tgt_in))
         for layer in self.decoder.layers:
-            x = layer(x, memory, src_mask=src_mask, rotate=self.decoder.pos.rotate, packing=packing,
+            x = layer(x, memory, src_mask=src_mask, pos=self.decoder.pos, packing=packing,
                       mem_packing=mem_packing)
         return _unpack(packing, self.output_proj(self.decoder.final_norm(x)))
 
@@ -282,7 +299,7 @@ class EncoderClassifier(nn.Module):
         mask = padding_mask(src, self.cfg.pad_idx) if self.encoder.embed is not None else None
         x = self.encoder.embed_inputs(src)
         for layer in self.encoder.layers:
-            x = layer(x, mask, self.encoder.pos.rotate)
+            x = layer(x, mask, self.encoder.pos)
         x = self.encoder.final_norm(x)                                  # (B, S, d_model)
         if mask is None:
             pooled = x.mean(dim=1)
@@ -308,7 +325,7 @@ class DecoderLM(nn.Module):
     def forward(self, tokens: Tensor) -> Tensor:
         x = self.decoder.embed_inputs(tokens)   # no padding mask: see EncoderDecoder.decode
         for layer in self.decoder.layers:
-            x = layer(x, rotate=self.decoder.pos.rotate)
+            x = layer(x, pos=self.decoder.pos)
         return self.output_proj(self.decoder.final_norm(x))             # (B, T, vocab)
 
 

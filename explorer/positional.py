@@ -1,9 +1,11 @@
 """Positional encodings: one registry, one interface.
 
-Every encoding is a module with two methods, so the model never branches on the kind:
+Every encoding is a module with three methods, so the model never branches on the kind:
   `forward(x)`            adds position information to embeddings      # (B, T, d_model)
   `rotate(x, offset=0)`   rotates queries or keys inside attention     # (B, H, T, d_head)
-Additive encodings (sinusoidal, learned) leave `rotate` as the identity; RoPE does the reverse.
+  `bias(tq, tk)`          is added to self-attention's scores, or None # (H, Tq, Tk)
+Additive encodings (sinusoidal, learned) leave `rotate` as the identity and `bias` None; RoPE only
+rotates; ALiBi only biases.
 """
 
 from __future__ import annotations
@@ -40,6 +42,25 @@ def rope_rotate(x: Tensor, cos: Tensor, sin: Tensor) -> Tensor:
     return out.flatten(-2)
 
 
+def alibi_slopes(n_heads: int) -> np.ndarray:
+    """m_h = 2^(-8h/H) for heads h = 1..H (Press et al., 2022): a geometric series from 2^(-8/H) to 1/256."""
+    return np.power(2.0, -8.0 * np.arange(1, n_heads + 1) / n_heads)
+
+
+def alibi_bias(n_heads: int, tq: int, tk: int) -> np.ndarray:
+    """-m_h * |i - j| for query i and key j; under a causal mask that is the paper's -m_h * (i - j)."""
+    distance = np.abs(np.arange(tq)[:, None] - np.arange(tk)[None, :])  # (Tq, Tk)
+    return -alibi_slopes(n_heads)[:, None, None] * distance             # (H, Tq, Tk)
+
+
+def alibi_attention(n_heads: int, n_positions: int) -> np.ndarray:
+    """Causal attention when q·k = 0 everywhere, so the bias alone decides: softmax over keys 0..i."""
+    scores = alibi_bias(n_heads, n_positions, n_positions)
+    scores = np.where(np.tri(n_positions, dtype=bool), scores, -np.inf)
+    weights = np.exp(scores - scores.max(-1, keepdims=True))
+    return weights / weights.sum(-1, keepdims=True)                    # (H, P, P)
+
+
 class NoPositionalEncoding(nn.Module):
     """No position information at all: the encoder is permutation-equivariant."""
 
@@ -51,6 +72,9 @@ class NoPositionalEncoding(nn.Module):
 
     def rotate(self, x: Tensor, offset: int = 0) -> Tensor:
         return x
+
+    def bias(self, tq: int, tk: int) -> Tensor | None:
+        return None
 
 
 class SinusoidalEncoding(NoPositionalEncoding):
@@ -97,10 +121,27 @@ class RotaryEncoding(NoPositionalEncoding):
         return rope_rotate(x, self.cos[offset: offset + t], self.sin[offset: offset + t])
 
 
+class ALiBiEncoding(NoPositionalEncoding):
+    """ALiBi (Press, Smith & Lewis, 2022, "Train Short, Test Long"): nothing is added to the embeddings;
+    each self-attention head h adds -m_h * distance to its scores, so far keys fade at the head's rate.
+    Cross-attention gets no bias (the model only hands `bias` to self-attention)."""
+
+    def __init__(self, cfg: ModelConfig) -> None:
+        super().__init__(cfg)
+        slopes = torch.tensor(alibi_slopes(cfg.n_heads), dtype=torch.float32)
+        self.register_buffer("slopes", slopes, persistent=False)       # (H,)
+
+    def bias(self, tq: int, tk: int) -> Tensor:
+        i = torch.arange(tq, device=self.slopes.device)[:, None]
+        j = torch.arange(tk, device=self.slopes.device)[None, :]
+        return -self.slopes[:, None, None] * (i - j).abs()             # (H, Tq, Tk)
+
+
 POSITIONAL: dict[str, type[NoPositionalEncoding]] = {
     "sinusoidal": SinusoidalEncoding,
     "learned": LearnedEncoding,
     "rope": RotaryEncoding,
+    "alibi": ALiBiEncoding,
     "none": NoPositionalEncoding,
 }
 

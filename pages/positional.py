@@ -4,15 +4,24 @@ import numpy as np
 import streamlit as st
 import torch
 
+from explorer.figures.attention import attention_mosaic
 from explorer.figures.curves import line_chart
 from explorer.figures.positional import pe_heatmap, similarity_heatmap
-from explorer.positional import LearnedEncoding, rope_angles, rope_rotate, sinusoidal_table
+from explorer.positional import (
+    LearnedEncoding,
+    alibi_attention,
+    alibi_slopes,
+    rope_angles,
+    rope_rotate,
+    sinusoidal_table,
+)
 from ui import frame, links, model_config, models, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 STARTS = (0, 10, 30, 60)   # absolute positions whose curves should coincide
 MAX_OFFSET = 40
+ALIBI_TILE = 12            # positions per head in the ALiBi mosaic: eight tiles still fit a phone
 
 
 @st.cache_data(max_entries=32)
@@ -58,21 +67,25 @@ SQUARE = dict(height=470)
 LEGEND_ABOVE = dict(legend=dict(orientation="h", y=1.02, yanchor="bottom", x=1, xanchor="right"))
 
 
-def controls() -> tuple[str, int, int, float]:
+def controls() -> tuple[str, int, int, float, int]:
     with st.container(border=True):
         a, b, c, d = st.columns([4, 2, 2, 3])
-        kind = a.radio("Encoding", ("sinusoidal", "learned", "rope", "none"), format_func=model_config.PE_LABELS.get,
+        kind = a.radio("Encoding", tuple(model_config.PE_LABELS), format_func=model_config.PE_LABELS.get,
                        horizontal=True, key=state.PE_TYPE, **links.SHARED)
-        fixed = kind in ("learned", "none")  # the learned table comes from the model; "none" has nothing
+        fixed = kind in ("learned", "none", "alibi")  # learned: the model's table; none: nothing; alibi: no vector
         d_model = b.number_input("d_model", *state.PAGE_NUMBERS[state.PE_D_MODEL], key=state.PE_D_MODEL,
                                  **links.SHARED, disabled=fixed,
                                  help="Odd widths are allowed for sinusoids: the last sine has no cosine partner.")
         n_pos = c.number_input("Positions", *state.PAGE_NUMBERS[state.PE_POSITIONS], key=state.PE_POSITIONS,
-                               **links.SHARED, disabled=fixed)
+                               **links.SHARED, disabled=kind in ("learned", "none"))
+        if kind == "alibi":  # ALiBi has no base; its slopes follow the number of heads
+            heads = d.number_input("Heads", *state.PAGE_NUMBERS[state.PE_HEADS], key=state.PE_HEADS,
+                                   **links.SHARED, help="Head h of H gets the slope m_h = 2^(-8h/H).")
+            return kind, int(d_model), int(n_pos), 10_000.0, int(heads)
         base = d.select_slider("Base", (10, 100, 1_000, 10_000, 100_000, 1_000_000), 10_000,
                                key=state.PE_BASE, **links.SHARED, disabled=fixed,
                                help="Sets the slowest wavelength (2π × base); 10,000 in the paper.")
-    return kind, int(d_model), int(n_pos), float(base)
+    return kind, int(d_model), int(n_pos), float(base), 8
 
 
 def show_sinusoidal(d_model: int, n_pos: int, base: float) -> None:
@@ -123,6 +136,35 @@ def show_rope(d_model: int, n_pos: int, base: float) -> None:
                "position directly in the attention score.")
 
 
+def show_alibi(n_pos: int, heads: int) -> None:
+    slopes, distance = alibi_slopes(heads), np.arange(n_pos)
+    shown = np.unique(np.linspace(0, heads - 1, min(heads, 8)).round().astype(int))  # legible: 8 lines at most
+    last = alibi_attention(heads, n_pos)[:, -1, ::-1]                   # (H, P): the last query, by distance back
+    left, right = st.columns(2, gap="large")
+    with left:
+        widgets.chart(line_chart({f"H{h}": (distance, -slopes[h] * distance) for h in shown},
+                                 title="Bias added to a score: −m_h × distance", x_title="distance |i − j|",
+                                 y_title="bias"))
+        st.caption(f"ALiBi adds nothing to the embeddings. Each self-attention head subtracts its slope times "
+                   f"the distance from every score: H0, the steepest, has m = {slopes[0]:.3g}, H{heads - 1} "
+                   f"m = {slopes[-1]:.3g} (the paper's m_h = 2^(−8h/H), h = 1..H).")
+    with right:
+        widgets.chart(line_chart({f"H{h}": (distance, last[h]) for h in shown}, log_y=True,
+                                 title="Last query's attention, bias only", x_title="distance back",
+                                 y_title="weight", layout=dict(yaxis=dict(range=[-6, 0.2], exponentformat="power"))))
+        st.caption(f"The query at position {n_pos - 1} with q·k = 0: weights fall by e^(−m_h) a step, straight "
+                   "lines on a log scale. Steep heads read the last few tokens, shallow ones the whole "
+                   "sequence, at any length.")
+    t = min(n_pos, ALIBI_TILE)
+    labels = [str(i) for i in range(t)]
+    widgets.chart(attention_mosaic(alibi_attention(heads, t)[None], labels, labels, layer_names=[""],
+                                   title="Causal attention per head, bias only",
+                                   mask=np.tri(t, dtype=bool)))
+    st.caption(f"The first {t} positions. A decoder's query i sees keys 0..i (grey: masked), with −m_h(i − j); "
+               "an encoder's bias is −m_h|i − j| both ways; cross-attention gets none. Nothing depends on where i "
+               "is, only on i − j.")
+
+
 def show_learned() -> None:
     sel = models.selected_model()
     stacks = [getattr(sel.model, name, None) for name in ("encoder", "decoder")]
@@ -155,13 +197,15 @@ def show_learned() -> None:
 st.title("Positional encoding")
 st.markdown("Attention compares every token with every other, with no idea which came first. "
             "A positional encoding writes order into the vectors. Pick one and see what it adds.")
-kind, d_model, n_pos, base = controls()
+kind, d_model, n_pos, base, heads = controls()
 if kind == "sinusoidal":
     show_sinusoidal(d_model, n_pos, base)
 elif kind == "rope":
     show_rope(d_model, n_pos, base)
 elif kind == "learned":
     show_learned()
+elif kind == "alibi":
+    show_alibi(n_pos, heads)
 else:
     st.info("**Nothing to show: no position information is added.** Self-attention then sees the input as a "
             "bag of tokens. Shuffle the input and every output is shuffled the same way, so 'dog bites man' and "

@@ -44,7 +44,7 @@ BLURBS: dict[str, str] = {
                         "the measurement. A presenter view for the projector.",
     "pages/architecture.py": "Design a Transformer: block diagram with tensor shapes, parameter count, "
                              "FLOPs and memory, next to the famous models.",
-    "pages/positional.py": "How a Transformer knows word order: sinusoidal, learned and rotary "
+    "pages/positional.py": "How a Transformer knows word order: sinusoidal, learned, rotary and ALiBi "
                            "encodings as heatmaps and similarity curves.",
     "pages/attention.py": "Where each token looks: every head of every layer as heatmaps, the pattern the "
                           "task expects, masks and entropy.",

@@ -31,7 +31,7 @@ RANGES = {"d_model": (4, 512), "n_heads": (1, 16), "n_encoder_layers": (1, 6), "
 D_FF_OPTIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 
 # Display names of option values (also what a bound selection widget writes into the URL).
-PE_LABELS = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "none": "None"}
+PE_LABELS = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "alibi": "ALiBi", "none": "None"}
 NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
 ACT_LABELS = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
 FIELD_LABELS = {"pos_encoding": PE_LABELS, "norm": NORM_LABELS, "activation": ACT_LABELS}

@@ -13,6 +13,7 @@ from ui.links import adopt_from_url, number_specs
 # Positional encoding page (bound to the URL)
 PE_TYPE, PE_D_MODEL, PE_POSITIONS, PE_BASE = "pe_type", "pe_d_model", "pe_positions", "pe_base"
 PE_STACK = "pe_stack"             # encoder or decoder table, for a model with two learned tables
+PE_HEADS = "pe_heads"             # ALiBi: heads, whose slopes 2^(-8h/H) depend on how many there are
 # Architecture page
 ARCH_BATCH, ARCH_SEQ = "arch_batch", "arch_seq"
 # Gradients page: the at-initialisation study and the two runs compared over training
@@ -23,8 +24,8 @@ RUNS_TABLE, RUNS_METRICS, RUNS_ONLY_DIFF = "runs_table", "runs_metrics", "runs_o
 RUNS_EXPORT, RUNS_DELETE, RUNS_ERROR = "runs_export", "_runs_delete", "_runs_error"
 
 PAGE_NUMBERS = {  # key -> (min, max, default) of these pages' number widgets
-    PE_D_MODEL: (2, 512, 64), PE_POSITIONS: (2, 512, 100), ARCH_BATCH: (1, 4096, 32), ARCH_SEQ: (1, 8192, 64),
-    GRAD_LAYERS: (2, 48, 12), GRAD_SEED: (0, 9999, 0)}
+    PE_D_MODEL: (2, 512, 64), PE_POSITIONS: (2, 512, 100), PE_HEADS: (1, 64, 8), ARCH_BATCH: (1, 4096, 32),
+    ARCH_SEQ: (1, 8192, 64), GRAD_LAYERS: (2, 48, 12), GRAD_SEED: (0, 9999, 0)}
 
 
 def init_state() -> None:

@@ -59,7 +59,21 @@ from __future__ import annotations
 
 from explorer.evidence import MIN_SEEDS, Claim, Evidence
 
-from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, residuals, sweep
+from . import (
+    alignment,
+    attn_scale,
+    beam,
+    d_head,
+    heads,
+    label_smoothing,
+    length,
+    lm_length,
+    norm,
+    pe_order,
+    pe_types,
+    residuals,
+    sweep,
+)
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
 from .runner import (
     CODE_VERSION,
@@ -77,7 +91,8 @@ from .runner import (
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
-    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, sweep)}
+    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
+    d_head, sweep)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",

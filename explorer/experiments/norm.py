@@ -91,7 +91,7 @@ def init_gradients(p: NormParams, norm: str, seed: int) -> tuple[list[float], li
     x = model.encoder.embed_inputs(tokens)                                          # (B, T, d_model)
     for i, block in enumerate(model.encoder.layers):
         x.register_hook(lambda grad, i=i: at_input.__setitem__(i, float(grad.norm())))
-        x = block(x, None, model.encoder.pos.rotate)
+        x = block(x, None, model.encoder.pos)
     logits = model.classifier(model.encoder.final_norm(x))                          # (B, T, vocab)
     F.cross_entropy(logits.flatten(0, 1), target.flatten()).backward()
     params = list(inspect.grad_norms(inspect.grad_groups(model)).values())

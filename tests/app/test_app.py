@@ -174,6 +174,22 @@ def test_positional_none_says_there_is_nothing_to_show():
     assert not figures(at) and any("Nothing to show" in i.value for i in at.info)
 
 
+def test_positional_alibi_shows_each_heads_slope_and_decay():
+    at = open_app("pages/positional.py")
+    at.radio(key=state.PE_TYPE).set_value("alibi").run()
+    at.number_input(key=state.PE_HEADS).set_value(4).run()
+    assert_ok(at)
+    bias, decay, mosaic = figures(at)
+    slopes = [2 ** (-8 * h / 4) for h in range(1, 5)]                  # the paper's m_h for H = 4
+    for trace, m in zip(bias["data"], slopes):
+        assert np.allclose(array(trace["y"]), -m * array(trace["x"]))
+    for trace, m in zip(decay["data"], slopes):   # weights fall by e^-m per step back
+        w = array(trace["y"])
+        assert np.allclose(w[1:] / w[:-1], np.exp(-m)) and np.isclose(w.sum(), 1.0)
+    z = array(mosaic["data"][0]["z"])
+    assert np.isclose(np.nansum(z), 4 * 12)    # 4 heads of 12 rows, each summing to one
+
+
 def test_positional_learned_shows_the_selected_models_table():
     at = open_app("pages/positional.py")
     at.radio(key=state.PE_TYPE).set_value("learned").run()

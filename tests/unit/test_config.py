@@ -24,7 +24,9 @@ BAD = [
     (dict(arch="decoder", n_decoder_layers=0), "n_decoder_layers"),
     (dict(dropout=1.0), "dropout"),
     (dict(dropout=-0.1), "dropout"),
-    (dict(pos_encoding="alibi"), "pos_encoding"),
+    (dict(pos_encoding="xpos"), "pos_encoding"),
+    (dict(attn_scale="sqrt_d"), "attn_scale"),
+    (dict(attn_scale=None), "attn_scale"),
     (dict(norm="sandwich"), "norm"),
     (dict(residual="skip"), "residual"),
     (dict(residual=False), "residual"),
@@ -106,8 +108,15 @@ def test_a_config_saved_before_residual_existed_loads_with_residuals():
         ModelConfig(residual="skip")
 
 
+def test_a_config_saved_before_attn_scale_existed_loads_scaled_by_sqrt_d_k():
+    old = {k: v for k, v in ModelConfig(pos_encoding="rope").to_dict().items() if k != "attn_scale"}
+    assert ModelConfig.from_dict(old) == ModelConfig(pos_encoding="rope", attn_scale="sqrt_d_k")
+    with pytest.raises(ValueError, match="attn_scale='sqrt_d' is not known; choose one of sqrt_d_k, none"):
+        ModelConfig(attn_scale="sqrt_d")
+
+
 def test_round_trip_dict():
-    cfg = ModelConfig(pos_encoding="rope", norm="post", residual="none")
+    cfg = ModelConfig(pos_encoding="alibi", norm="post", residual="none", attn_scale="none")
     assert ModelConfig.from_dict(cfg.to_dict()) == cfg
     with pytest.raises(ValueError, match="unknown"):
         ModelConfig.from_dict({**cfg.to_dict(), "flux": 1})

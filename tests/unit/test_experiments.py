@@ -219,7 +219,7 @@ def test_every_default_budget_fits_the_work_cap():
     for name, exp in EXPERIMENTS.items():
         assert 0 < work_units(name) <= MAX_WORK and refusal_of(name) is None, name
         assert work_units(name, exp.tiny) < work_units(name)
-    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 400
+    assert work_units("pe-order") == 2 * 5 * 300 and work_units("label-smoothing") == 2 * 3 * 600
     assert work_units("sweep") == 9 * 1 * 300
     steps_axis = {"x_axis": "steps", "x_values": (100, 200), "y_values": (1, 2)}
     assert work_units("sweep", steps_axis) == 2 * (100 + 200)   # the axis's steps, not the base's 300
@@ -249,8 +249,9 @@ def test_residuals_compares_a_deep_stack_with_and_without_residuals_and_a_shallo
     from explorer.tasks import make_task
     p = EXPERIMENTS["residuals"].tiny
     result, _ = tiny("residuals")
-    conditions = ["3 layers, residual", "3 layers, no residual", "1 layer, no residual"]
-    assert [p.deep, p.plain, p.shallow] == conditions == list(dict.fromkeys(result.table["condition"]))
+    conditions = ["3 layers, residual", "3 layers, no residual", "1 layer, residual", "1 layer, no residual"]
+    assert [p.deep, p.plain, p.shallow_residual, p.shallow] == conditions
+    assert conditions == list(dict.fromkeys(result.table["condition"]))
     assert set(result.samples["metric"]) == {"val loss", "next-character accuracy", "log10 first/last block gradient"}
     assert result.holds in (True, False, None) and len(result.evidence) == 4
     assert [e.test for e in result.evidence] == ["Welch's t", "one-sample t", "Welch's t", "paired t"]
@@ -258,6 +259,6 @@ def test_residuals_compares_a_deep_stack_with_and_without_residuals_and_a_shallo
     assert set(grads["condition"]) == set(conditions[:2]) and (grads.groupby(["condition", "seed"]).size() == 3).all()
     unigram = result.table.set_index(["condition", "metric"]).loc[(p.plain, "val loss"), "expected"]
     assert 1.0 < unigram < math.log(len(make_task("char-lm").vocab))   # frequencies: below a uniform guess
-    assert work_units("residuals") == 3 * ResidualParams().seeds * ResidualParams().steps
+    assert work_units("residuals") == 4 * ResidualParams().seeds * ResidualParams().steps
     with pytest.raises(ValueError, match="shallow_layers=12 must be fewer than layers=12"):
         ResidualParams(shallow_layers=12)

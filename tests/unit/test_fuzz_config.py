@@ -8,7 +8,7 @@ import torch
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from explorer.config import ACTIVATIONS, ARCHITECTURES, NORMS, POS_ENCODINGS, RESIDUALS, ModelConfig
+from explorer.config import ACTIVATIONS, ARCHITECTURES, ATTN_SCALES, NORMS, POS_ENCODINGS, RESIDUALS, ModelConfig
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task
 
@@ -42,6 +42,7 @@ config_fields = st.fixed_dictionaries({}, optional={
     "pe_base": st.one_of(st.floats(-10, 1e5), junk),
     "norm": name_from(NORMS),
     "residual": name_from(RESIDUALS),
+    "attn_scale": name_from(ATTN_SCALES),
     "activation": name_from(ACTIVATIONS),
     "max_len": small_int(0, 80),
     "tie_embeddings": st.booleans(),

@@ -12,7 +12,7 @@ from explorer.inspect import capture
 from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
 
 TOL = 1e-5
-PES = ("sinusoidal", "learned", "rope", "none")
+PES = ("sinusoidal", "learned", "rope", "alibi", "none")
 NORMS = ("pre", "post")
 
 
@@ -273,3 +273,25 @@ def test_residual_add_is_the_default_and_computes_x_plus_f_bit_for_bit():
     src, tgt = src_tgt()
     a, b = build_model(tiny(), seed=3).eval(), build_model(tiny(residual="add"), seed=3).eval()
     assert torch.equal(a(src, tgt), b(src, tgt))
+
+
+
+def test_attn_scale_none_multiplies_the_scores_by_exactly_sqrt_d_head():
+    """Softmax forgets a row's constant: log(pattern) is the scores up to one, so unscaled scores are
+    sqrt(d_head) times the scaled ones exactly when softmax(sqrt(d_head) log p_scaled) = p_none."""
+    x = torch.randn(2, 7, 16)
+    patterns = {}
+    for scale in ("sqrt_d_k", "none"):
+        torch.manual_seed(0)
+        attn = MultiHeadAttention(tiny(attn_scale=scale)).eval()
+        init_weights(attn, pad_idx=0)
+        seen = []
+        attn.hook_pattern.register_forward_hook(lambda _m, _i, out, seen=seen: seen.append(out))
+        with torch.no_grad():
+            attn(x, causal=True)
+        patterns[scale] = seen[0].double()                              # (B, H, T, T)
+    d_head = tiny().d_head
+    assert ModelConfig().attn_scale == "sqrt_d_k" and d_head == 4
+    rebuilt = (patterns["sqrt_d_k"].log() * d_head ** 0.5).softmax(-1)  # log 0 = -inf stays masked
+    assert torch.allclose(rebuilt, patterns["none"], atol=1e-5)
+    assert not torch.allclose(patterns["sqrt_d_k"], patterns["none"], atol=1e-2)

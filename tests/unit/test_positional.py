@@ -65,12 +65,16 @@ def test_rope_rotate_offset_continues_positions():
 
 
 def test_registry_interface():
-    assert set(POSITIONAL) == {"sinusoidal", "learned", "rope", "none"}
+    assert set(POSITIONAL) == {"sinusoidal", "learned", "rope", "alibi", "none"}
     x = torch.randn(2, 5, 16)
     for name in POSITIONAL:
         pe = make_positional(ModelConfig(d_model=16, n_heads=2, pos_encoding=name))
         added, rotated = pe(x), pe.rotate(x.view(2, 5, 2, 8).transpose(1, 2))
         assert added.shape == x.shape and rotated.shape == (2, 2, 5, 8)
-        assert torch.equal(added, x) == (name in ("rope", "none"))
+        assert torch.equal(added, x) == (name in ("rope", "alibi", "none"))
+        bias = pe.bias(5, 5)
+        assert (bias is None) == (name != "alibi")
+        if bias is not None:
+            assert bias.shape == (2, 5, 5)
     learned = make_positional(ModelConfig(d_model=16, n_heads=2, pos_encoding="learned"))
     assert sum(p.numel() for p in learned.parameters()) == 64 * 16
