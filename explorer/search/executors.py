@@ -6,27 +6,58 @@
     PooledExecutor(inner)       the app's: each trial first takes a slot of the server's pool (explorer/slots.py)
     RayExecutor(address)        Ray tasks on an existing cluster, one CPU each (explorer/search/ray_cluster.py)
 
-Each has `workers` (trials at once), `ready()` (may a trial start now), `submit(fn, arg)`, `cancel(future)`
-and `close()`.
+Each has `workers` (trials at once), `ready()` (may a trial start now), `submit(fn, arg)`, `cancel(future)`,
+`close()`, and `map(fn, items)`: fn(item) for every item, yielded as each finishes.
 """
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import sys
 import threading
-from concurrent.futures import Future, ProcessPoolExecutor
+import types
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
 import torch
 
 
-class SerialExecutor:
-    """Runs each call at once in this process: `submit` returns a finished future."""
+class Executor:
+    """What every executor shares: `map` on top of `submit`, and nothing to wait for or clean up."""
 
     workers = 1
 
     def ready(self) -> bool:
         return True
+
+    def submit(self, fn, arg) -> Future:
+        raise NotImplementedError
+
+    def cancel(self, future: Future) -> None:
+        future.cancel()
+
+    def close(self) -> None:
+        pass
+
+    def map(self, fn, items):
+        """fn(item) for every item, in completion order; closing the iterator early cancels the rest."""
+        futures = [self.submit(fn, item) for item in items]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                self.cancel(future)
+            self.close()
+
+
+class SerialExecutor(Executor):
+    """Runs each call at once in this process: `submit` returns a finished future."""
+
+    def map(self, fn, items):
+        for item in items:  # one at a time, so a stop between items leaves the rest undone
+            yield fn(item)
 
     def submit(self, fn, arg) -> Future:
         future: Future = Future()
@@ -36,12 +67,6 @@ class SerialExecutor:
             future.set_exception(exc)
         return future
 
-    def cancel(self, future: Future) -> None:
-        pass
-
-    def close(self) -> None:
-        pass
-
 
 def _spawn_pool(workers: int) -> ProcessPoolExecutor:
     # spawned, so no torch state is forked; one torch thread per worker (bench/README.md, "Hyperparameter
@@ -50,7 +75,30 @@ def _spawn_pool(workers: int) -> ProcessPoolExecutor:
                                mp_context=multiprocessing.get_context("spawn"))
 
 
-class ProcessExecutor:
+_MAIN_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def _plain_main():
+    """A spawned worker re-runs the parent's __main__ from its path. Under Streamlit that is the page's
+    script (its script runner installs it as __main__), which a worker must never run: hide it while the
+    pool starts a worker."""
+    with _MAIN_LOCK:
+        main = sys.modules.get("__main__")
+        sys.modules["__main__"] = types.ModuleType("__main__")
+        try:
+            yield
+        finally:
+            if main is not None:
+                sys.modules["__main__"] = main
+
+
+def _submit(pool: ProcessPoolExecutor, fn, arg) -> Future:
+    with _plain_main():
+        return pool.submit(fn, arg)
+
+
+class ProcessExecutor(Executor):
     """`max_workers` worker processes (default: one per core). Closing cancels what has not started;
     what runs finishes in the background (a trial reads the driver's stop file and ends after a step)."""
 
@@ -58,16 +106,10 @@ class ProcessExecutor:
         self.workers = max(1, max_workers or os.cpu_count() or 1)
         self._pool, self._own = pool, pool is None
 
-    def ready(self) -> bool:
-        return True
-
     def submit(self, fn, arg) -> Future:
         if self._pool is None:
             self._pool = _spawn_pool(self.workers)
-        return self._pool.submit(fn, arg)
-
-    def cancel(self, future: Future) -> None:
-        future.cancel()
+        return _submit(self._pool, fn, arg)
 
     def close(self) -> None:
         if self._own and self._pool is not None:
@@ -98,7 +140,7 @@ class _Slot:
         self.granted.set()
 
 
-class PooledExecutor:
+class PooledExecutor(Executor):
     """`inner` behind the server's slot pool: a trial starts once it holds a slot, which it gives back
     when it ends, so a search queues with the training runs and never takes more cores than its slots."""
 
@@ -141,4 +183,4 @@ class PooledExecutor:
         self.inner.close()
 
 
-__all__ = ["SerialExecutor", "ProcessExecutor", "PooledExecutor", "server_processes"]
+__all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "PooledExecutor", "server_processes"]

@@ -132,9 +132,17 @@ class SearchSpec:
         return dataclasses.replace(self, **changes)
 
 
+class _Grid(optuna.samplers.GridSampler):
+    """Optuna's grid sampler without its stop when the grid is used up: that stop works only inside
+    study.optimize, and the driver (ask and tell) stops on its trial count."""
+
+    def after_trial(self, study, trial, state, values) -> None:
+        pass
+
+
 def make_sampler(spec: SearchSpec):
     if spec.sampler == "grid":
-        return optuna.samplers.GridSampler(grid(spec.dims()), seed=spec.seed)
+        return _Grid(grid(spec.dims()), seed=spec.seed)
     if spec.sampler == "random":
         return optuna.samplers.RandomSampler(seed=spec.seed)
     return optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=min(10, max(2, spec.trials // 3)))
