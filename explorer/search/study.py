@@ -18,6 +18,7 @@ import logging
 import math
 import os
 import socket
+import warnings
 from dataclasses import dataclass, field
 
 import optuna
@@ -145,7 +146,10 @@ def make_sampler(spec: SearchSpec):
         return _Grid(grid(spec.dims()), seed=spec.seed)
     if spec.sampler == "random":
         return optuna.samplers.RandomSampler(seed=spec.seed)
-    return optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=min(10, max(2, spec.trials // 3)))
+    # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
+    # constant liar keeps parallel workers from being sent the same point
+    return optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
+                                      constant_liar=True)
 
 
 def _storage(spec: SearchSpec):
@@ -235,13 +239,15 @@ def best(study) -> dict | None:
 
 
 def importances(study) -> dict[str, float]:
-    """Each parameter's share of the variation in the objective (Optuna's default evaluator, fANOVA);
+    """Each parameter's share of the variation in the objective (Optuna's default importance evaluator);
     empty until two trials completed with parameters that differ."""
     complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
     if len(complete) < 2 or len({json.dumps(t.params, sort_keys=True) for t in complete}) < 2:
         return {}
     try:
-        return dict(optuna.importance.get_param_importances(study))
+        with warnings.catch_warnings():  # "importances will be equal" with few trials: the bars say so
+            warnings.simplefilter("ignore")
+            return dict(optuna.importance.get_param_importances(study))
     except (ValueError, RuntimeError):  # a parameter with one value so far
         return {}
 

@@ -88,7 +88,8 @@ class _Pruner:
 
     def rungs(self) -> dict:
         """The halving pruner's bookkeeping, for the driver to store with the trial."""
-        return {k: v for k, v in self.trial.system_attrs.items() if k.startswith("completed_rung_")}
+        mine = self.study.get_trials(deepcopy=False)[-1]   # the asked trial, as the study stores it
+        return {k: v for k, v in mine.system_attrs.items() if k.startswith("completed_rung_")}
 
 
 def _payload(model, task, train_cfg, state) -> dict:
