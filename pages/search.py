@@ -58,6 +58,7 @@ def best_box(view: SearchView, metric: str) -> None:
         row.button("Train with these settings", key="search_recipe", icon=":material/model_training:",
                    on_click=search_job.on_train_recipe, args=(run,), disabled=run is None,
                    help="Load the best trial's model and training settings on the Train page, as a recipe.")
+        search_job.recipe_loaded()
 
 
 def results(view: SearchView, metric: str, minimize: bool, params: list[str]) -> None:
@@ -81,7 +82,6 @@ def results(view: SearchView, metric: str, minimize: bool, params: list[str]) ->
 
 
 # ------------------------------------------------------------------------------------- page
-search_job.switch_to_train()
 st.title("Search")
 st.markdown("Pick the settings to search and their ranges; an Optuna study proposes the trials, trains each in "
             "the background and learns where to look next. Every trial is saved as a run you can open, compare "

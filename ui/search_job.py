@@ -115,12 +115,15 @@ def on_train_recipe(run: RunInfo) -> None:
     st.session_state[_RECIPE] = run.name
 
 
-def switch_to_train() -> None:
-    """After on_train_recipe: open the Train page (a callback cannot switch pages)."""
+def recipe_loaded() -> None:
+    """After on_train_recipe, once: say so, with the way to the Train page. Not st.switch_page: it clears
+    the URL, which Streamlit refuses while the sidebar's run picker is bound to it."""
     name = st.session_state.pop(_RECIPE, None)
     if name:
-        st.switch_page(TRAIN_PAGE)
+        st.success(f"Loaded the settings of run **{name}** on the Train page: **Train** there trains it again "
+                   "from fresh weights, with live curves.", icon=":material/model_training:")
+        st.page_link(TRAIN_PAGE, label="Open Train", icon=":material/model_training:")
 
 
 __all__ = ["SEARCH_JOB", "current_job", "active", "on_start", "on_stop", "take_error", "poll", "run_link",
-           "trials_table", "best_run", "on_use", "on_train_recipe", "switch_to_train"]
+           "trials_table", "best_run", "on_use", "on_train_recipe", "recipe_loaded"]
