@@ -14,9 +14,9 @@ import json
 import math
 import os
 import signal
-import sys
 import threading
 
+from explorer.experiments.cli import _Progress as StatusLine
 from explorer.tasks import TASK_PRESETS
 
 from .driver import run_search
@@ -70,26 +70,23 @@ def executor_for(args: argparse.Namespace):
 
 
 class _Bar:
-    """`[#####.....] 5/8 trials · best 0.93 · 2 running` on stderr, in place on a terminal."""
+    """`[#####.....] 5/8 trials · best 0.93 · 2 running` on stderr, in place on a terminal (the experiment
+    command's status line)."""
 
     def __init__(self, total: int, stream=None) -> None:
-        self.total, self.stream, self.width = total, stream or sys.stderr, 0
-        self.tty = self.stream.isatty()
+        self.total, self.line = total, StatusLine(stream)
 
     def __call__(self, study) -> None:
         done, running = counts(study)
         top = best(study)
-        filled = round(20 * min(1.0, done / self.total))
-        line = (f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} trials"
-                + (f" · best {top['value']:.4g}" if top else "") + (f" · {running} running" if running else ""))
-        self.stream.write("\r" + line.ljust(self.width) if self.tty else line + "\n")
-        self.stream.flush()
-        self.width = len(line) if self.tty else 0
+        fraction = min(1.0, done / self.total)
+        filled = round(20 * fraction)
+        text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} trials"
+        self.line(fraction, text + (f" · best {top['value']:.4g}" if top else "")
+                  + (f" · {running} running" if running else ""))
 
     def close(self) -> None:
-        if self.width:
-            self.stream.write("\n")
-            self.stream.flush()
+        self.line.close()
 
 
 def _table(outcome: dict) -> str:

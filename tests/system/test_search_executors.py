@@ -80,7 +80,8 @@ def _results(outcome) -> list[tuple]:
 
 @pytest.fixture(scope="module")
 def in_process():
-    return run_search(SPEC, SerialExecutor())
+    # set up before the per-test runs folder exists: it keeps no runs, only the trials' numbers
+    return run_search(SPEC.replace(keep_runs=False), SerialExecutor())
 
 
 def test_two_local_processes_give_the_same_trials(in_process, monkeypatch):
