@@ -7,7 +7,7 @@ import math
 
 import plotly.graph_objects as go
 
-from explorer.figures.layout import BAR_LINE, COLORBAR, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure
+from explorer.figures.layout import BAR_LINE, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure
 
 SEARCH_SCALE = "Viridis"   # the objective's colour in parallel coordinates, 0..1 for accuracies
 STATE_COLOURS = {"COMPLETE": PALETTE[0], "PRUNED": "#9aa5b1", "FAIL": EXPECTED_COLOUR}
@@ -54,18 +54,19 @@ def _dimension(name: str, values: list) -> dict:
 
 
 def parallel_coordinates(rows, params, metric: str, title: str = "", layout=None) -> go.Figure:
-    """The complete trials as lines through one axis per parameter and the objective, coloured by it."""
+    """The complete trials as lines through one axis per parameter and the objective, coloured by it
+    (Viridis, 0..1 for an accuracy)."""
     done = _complete(rows)
     dims = [_dimension(p, [r["params"].get(p) for r in done]) for p in params
             if all(p in r["params"] for r in done)]
     values = [r["value"] for r in done]
     accuracy = metric != "val_loss"
     dims.append(dict(label=metric, values=values, **(dict(range=[0, 1]) if accuracy else {})))
-    line = dict(color=values, colorscale=SEARCH_SCALE, showscale=bool(done), colorbar=dict(COLORBAR, title=metric),
-                **(dict(cmin=0, cmax=1) if accuracy else {}))
+    # no colorbar: the last axis is the objective, which the colour repeats (a bar beside it crowded a phone)
+    line = dict(color=values, colorscale=SEARCH_SCALE, showscale=False, **(dict(cmin=0, cmax=1) if accuracy else {}))
     trace = go.Parcoords(dimensions=dims, line=line, labelangle=0, labelside="top")
-    return figure([trace], title or f"Trials in parallel coordinates (colour: {metric})", 380, layout,
-                  margin=dict(l=60, r=90, t=90, b=30))
+    return figure([trace], title or "Trials in parallel coordinates", 380, layout,
+                  margin=dict(l=60, r=50, t=90, b=30))
 
 
 def importance_bars(importances: dict, title: str = "", layout=None) -> go.Figure:
@@ -76,7 +77,7 @@ def importance_bars(importances: dict, title: str = "", layout=None) -> go.Figur
                    hovertemplate="%{y}: %{x:.1%} of the variation<extra></extra>")
     return figure([trace], title or "Parameter importance", max(250, 110 + 36 * len(items)), layout,
                   xaxis=dict(title="share of the objective's variation", tickformat=".0%", range=[0, 1]),
-                  yaxis=dict(type="category"))
+                  yaxis=dict(type="category", ticksuffix="  "))  # a gap between a name and its bar
 
 
 __all__ = ["SEARCH_SCALE", "optimization_history", "parallel_coordinates", "importance_bars"]

@@ -143,11 +143,14 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
                 Path(stop_file).touch()       # workers on this machine end after their step
                 for future in running:
                     executor.cancel(future)   # a cluster's tasks are cancelled
+            before = len(running)
             while stopped_at is None and len(running) < executor.workers:
                 launched = _launch(study, spec, executor, dims, driver, stop_file)
                 if launched is None:
                     break
                 running[launched[0]] = launched[1]
+            if on_record is not None and len(running) > before:  # the view counts the running trials too
+                on_record(study)
             if not running:
                 done, others = counts(study)
                 if stopped_at is not None or done + others >= spec.trials:

@@ -17,6 +17,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 import types
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
@@ -183,4 +184,16 @@ class PooledExecutor(Executor):
         self.inner.close()
 
 
-__all__ = ["Executor", "SerialExecutor", "ProcessExecutor", "PooledExecutor", "server_processes"]
+def _started(seconds: float) -> int:
+    import explorer.search.trial  # noqa: F401  (the imports a worker's first trial would pay)
+
+    time.sleep(seconds)  # held, so that each worker gets one of these
+    return os.getpid()
+
+
+def warm(executor, seconds: float = 1.0) -> list[int]:
+    """Start every worker of `executor` and pay its imports now; returns their pids."""
+    return [f.result() for f in [executor.submit(_started, seconds) for _ in range(executor.workers)]]
+
+
+__all__ = ["warm", "Executor", "SerialExecutor", "ProcessExecutor", "PooledExecutor", "server_processes"]
