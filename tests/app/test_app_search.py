@@ -92,3 +92,17 @@ def test_a_search_runs_from_start_and_offers_its_best_model(searches):
     assert at.session_state["cfg_d_model"] == view.best["params"]["d_model"]
     assert at.session_state["train_lr"] == view.best["params"]["lr"] and at.session_state["train_steps"] == 10
     assert any("on the Train page" in m.value for m in at.success)
+
+
+def test_a_ray_address_that_does_not_answer_is_named_on_the_page(monkeypatch, searches):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"   # nobody listens once closed
+    monkeypatch.setenv("EXPLORER_RAY_ADDRESS", address)
+    at = open_app(PAGE)
+    at.button(key="search_start").click().run()
+    assert_ok(at)
+    assert any(address in e.value and "Ray" in e.value for e in at.error)
+    assert search_job.SEARCH_JOB not in at.session_state and not at.button(key="search_start").disabled

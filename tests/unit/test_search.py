@@ -207,3 +207,26 @@ def test_an_interrupted_trial_is_not_a_finished_one():
     trial.set_user_attr(INTERRUPTED, True)
     study.tell(trial, state=optuna.trial.TrialState.FAIL)
     assert counts(study) == (0, 0)
+
+
+def test_a_stop_keeps_the_finished_trials_and_a_resume_runs_the_rest(tmp_path):
+    import threading
+
+    spec = tiny(storage=f"sqlite:///{tmp_path / 'study.db'}", trials=3)
+    stop = threading.Event()
+    out = run_search(spec, on_record=lambda study: stop.set() if counts(study)[0] >= 1 else None, stop=stop)
+    assert out["stopped"] and [t["state"] for t in out["trials"]] == ["COMPLETE"]
+    again = run_search(spec)
+    assert not again["stopped"] and again["trials"][0] == out["trials"][0]
+    assert [t["state"] for t in again["trials"]] == ["COMPLETE"] * 3
+
+
+def test_a_stop_ends_a_running_trial_after_its_step_and_it_does_not_count():
+    import threading
+
+    spec = tiny(storage="memory", trials=1, steps=100_000)   # hours, were it not stopped
+    stop = threading.Event()
+    threading.Timer(1.0, stop.set).start()
+    out = run_search(spec, stop=stop)
+    assert out["stopped"] and [t["state"] for t in out["trials"]] == ["INTERRUPTED"]
+    assert out["trials"][0]["run"] is None and out["best"] is None
