@@ -76,11 +76,12 @@ def save_trial_run(payload: dict, name: str, owner: str | None, extra: dict):
     return save_run(name, model.eval(), task.cfg, train_cfg, state.history, extra=extra, owner=owner, state=state)
 
 
-def _record(study, trial, future: Future, owner: str | None) -> None:
+def _record(study, trial, future: Future, owner: str | None, stopping: bool = False) -> None:
     try:
         out = future.result()
-    except Exception as exc:  # the worker died, or the cluster lost the task
-        out = {"state": "FAIL", "error": f"{type(exc).__name__}: {exc}", "reports": [], "rungs": {}, "run": None}
+    except Exception as exc:  # the worker died, or the cluster lost the task (or cancelled it on a stop)
+        error = STOPPED if stopping else f"{type(exc).__name__}: {exc}"
+        out = {"state": "FAIL", "error": error, "reports": [], "rungs": {}, "run": None}
     for step, value in out.get("reports", []):
         trial.report(value, step)
     for key, value in out.get("rungs", {}).items():  # the halving pruner's rungs, as Optuna's pruner keeps them
@@ -161,7 +162,7 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
                 break
             finished, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
             for future in finished:
-                _record(study, running.pop(future), future, owner)
+                _record(study, running.pop(future), future, owner, stopping=stopped_at is not None)
                 if on_record is not None:
                     on_record(study)
     finally:

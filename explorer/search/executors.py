@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 import time
@@ -69,10 +70,15 @@ class SerialExecutor(Executor):
         return future
 
 
+def _worker_init() -> None:
+    torch.set_num_threads(1)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the trials by their file
+
+
 def _spawn_pool(workers: int) -> ProcessPoolExecutor:
     # spawned, so no torch state is forked; one torch thread per worker (bench/README.md, "Hyperparameter
     # search that scales")
-    return ProcessPoolExecutor(max_workers=workers, initializer=torch.set_num_threads, initargs=(1,),
+    return ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                mp_context=multiprocessing.get_context("spawn"))
 
 
