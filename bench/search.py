@@ -5,7 +5,7 @@ cluster against local processes, and TPE against random search on one budget.
 
 workers   8 trials on ProcessExecutor(1) and ProcessExecutor(2), workers warmed first: the wall-clock ratio
 ray       the same 8 trials as Ray tasks on a `ray start --head` cluster of 2 CPUs (started here, stopped by
-          its pid) against ProcessExecutor(2)
+          its pid) against ProcessExecutor(2), run before and after it
 samplers  a 12-point grid (lr x d_model) run once; then TPE and random search over the same 12 choices,
           3 sampler seeds each, a budget of 12 trials: how many trials each needs to reach the grid's best
           val_token_acc. Every point trains with seed 0, so a point's value is the grid's (looked up, not
@@ -90,6 +90,7 @@ def ray(args) -> None:
 
     spec = SearchSpec(task=args.task, space=SPACE, trials=args.trials, steps=args.steps, sampler="random",
                       storage="memory", keep_runs=False)
+    before = timed(spec, warmed(ProcessExecutor(2)))   # local before and after Ray: drift shows as a gap
     temp = Path(tempfile.mkdtemp(prefix="bench-ray-"))
     head, address = _ray_head(temp)
     try:
@@ -104,10 +105,11 @@ def ray(args) -> None:
         os.kill(head.pid, signal.SIGTERM)
         head.wait(60)
         shutil.rmtree(temp, ignore_errors=True)
-    local = timed(spec, warmed(ProcessExecutor(2)))
+    after = timed(spec, warmed(ProcessExecutor(2)))
+    local = (before + after) / 2
     print(f"ray: {args.trials} trials x {args.steps} steps: Ray (2 CPUs, local head) {on_ray:.1f} s, local processes "
-          f"(2) {local:.1f} s, Ray / local {on_ray / local:.2f}; connect {connect:.1f} s, first tasks {warm:.1f} s "
-          f"({load()})")
+          f"(2) {before:.1f} s before and {after:.1f} s after, Ray / local {on_ray / local:.2f}; connect "
+          f"{connect:.1f} s, first tasks {warm:.1f} s ({load()})")
 
 
 class Lookup(Executor):
