@@ -53,7 +53,7 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT_S):
         raise RayUnavailable("running trials on a Ray cluster needs the ray package: "
                              "pip install ray==2.60.0 (see README.md, 'A cluster')") from None
     if ray.is_initialized():
-        return ray
+        return ray  # this process is connected already (another search of the app's)
     _probe(address, timeout)
     done, error = threading.Event(), []
 
@@ -76,12 +76,19 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT_S):
     return ray
 
 
+_USERS = [0]                 # RayExecutors open in this process: the last one to close disconnects
+_USERS_LOCK = threading.Lock()
+
+
 class RayExecutor:
     """Each submitted call a Ray task of one CPU; `workers` is the cluster's CPU count."""
 
     def __init__(self, address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
         self.address = address
-        self.ray = connect(address, timeout)
+        with _USERS_LOCK:
+            self.ray = connect(address, timeout)
+            _USERS[0] += 1
+        self._open = True
         self.workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
         self._remote = {}
         self._refs: dict[int, object] = {}
@@ -108,7 +115,11 @@ class RayExecutor:
         for ref in list(self._refs.values()):
             self.ray.cancel(ref, force=True)
         self._refs.clear()
-        self.ray.shutdown()
+        with _USERS_LOCK:
+            if self._open:
+                self._open, _USERS[0] = False, _USERS[0] - 1
+                if _USERS[0] == 0:  # no other search of this process uses the connection
+                    self.ray.shutdown()
 
 
 __all__ = ["CONNECT_TIMEOUT_S", "ENV_ADDRESS", "RayUnavailable", "RayExecutor", "connect"]
