@@ -21,7 +21,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.figures.results import sweep_heatmap
-from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_search
+from explorer.search.executors import ProcessExecutor, SerialExecutor
 from explorer.tasks import TASK_PRESETS
 
 from .base import Context, Experiment, Result, build_result, choice, number, whole
@@ -89,8 +89,11 @@ def _cells(p: SweepParams) -> list[dict]:
             for s in range(p.seeds) for y in p.y_values for x in p.x_values]
 
 
-def search_spec(p: SweepParams) -> SearchSpec:
-    """The sweep as a study: a grid over its two axes and its seeds (each seed draws its own task data)."""
+def search_spec(p: SweepParams):
+    """The sweep as a study (explorer.search.SearchSpec): a grid over its two axes and its seeds (each seed
+    draws its own task data)."""
+    from explorer.search.study import SearchSpec  # Optuna loads when a sweep runs, not with the app
+
     base = {k: getattr(p, k) for k in ("d_model", "n_heads", "n_layers", "steps", "batch_size", "lr", "warmup")
             if k not in (p.x_axis, p.y_axis)}
     space = tuple(f"{axis}={','.join(str(v) for v in values)}"
@@ -121,6 +124,8 @@ def run(p: SweepParams, ctx: Context) -> Result:
             last = max(done, key=lambda t: t.datetime_complete)
             ctx.report(len(done) / len(cells), f"cell {_label(p, last.params[p.x_axis], last.params[p.y_axis])} "
                                                f"done ({len(done)}/{len(cells)})", force=True)
+
+    from explorer.search.driver import run_search
 
     outcome = run_search(search_spec(p), executor, on_record=recorded, stop=ctx.stop)
     rows = [_row(p, t) for t in outcome["trials"] if t["state"] != "INTERRUPTED"]

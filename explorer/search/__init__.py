@@ -7,14 +7,22 @@ process, in worker processes, or as Ray tasks on a cluster.
 Layout: `space` (the specs and Optuna's suggest calls), `trial` (one trial, plain data in and out),
 `executors` (in-process, processes, the server's slots), `ray_cluster` (Ray, imported only when asked),
 `study` (the spec, the storage, what a study holds), `driver` (the ask / run / tell loop).
+Names load on first use: the app imports the executors at start (the sweep's), Optuna only when a study runs.
 """
 
-from .driver import run_search, trial_seed
-from .executors import PooledExecutor, ProcessExecutor, SerialExecutor, server_processes
-from .space import FIELDS, Dim, parse_dim, parse_space
-from .study import SAMPLERS, SearchSpec, best, importances, open_study, trial_rows
-from .trial import PRUNERS, run_trial
+import importlib
 
-__all__ = ["run_search", "trial_seed", "PooledExecutor", "ProcessExecutor", "SerialExecutor", "server_processes",
-           "FIELDS", "Dim", "parse_dim", "parse_space", "SAMPLERS", "PRUNERS", "SearchSpec", "best", "importances",
-           "open_study", "trial_rows", "run_trial"]
+_WHERE = {"run_search": "driver", "trial_seed": "driver", "PooledExecutor": "executors",
+          "ProcessExecutor": "executors", "SerialExecutor": "executors", "server_processes": "executors",
+          "FIELDS": "space", "Dim": "space", "parse_dim": "space", "parse_space": "space", "SAMPLERS": "study",
+          "SearchSpec": "study", "best": "study", "importances": "study", "open_study": "study",
+          "trial_rows": "study", "PRUNERS": "trial", "run_trial": "trial"}
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+
+
+__all__ = list(_WHERE)
