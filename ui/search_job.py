@@ -18,8 +18,7 @@ from explorer.runs import RunInfo, list_runs
 from explorer.search import SearchSpec
 from explorer.search.ray_cluster import RayUnavailable
 from explorer.search_job import SearchJob, SearchView
-from ui import models
-from ui.frame import live_fragment
+from ui import experiment_job, models
 from ui.model_config import CFG, CONFIG_FIELDS
 from ui.session_jobs import keep_with_tab
 from ui.train_settings import SETTINGS
@@ -27,7 +26,6 @@ from ui.train_settings import SETTINGS
 SEARCH_JOB = "search_job"          # this session's SearchJob (one at a time)
 SEARCH_ERROR = "_search_error"     # why the last Start click was refused, shown once
 _RECIPE = "_search_recipe"        # a run whose settings were just loaded for the Train page
-POLL_S = 1.0
 TRAIN_PAGE = "pages/train.py"
 
 
@@ -67,16 +65,9 @@ def take_error() -> str | None:
 
 
 def poll(job: SearchJob, body: Callable[[SearchView], None]) -> None:
-    """Draw body(view) in a fragment that reruns while the search runs; when it ends, rerun the page,
-    which then draws the last view without polling."""
-    was_active = active(job)
-
-    def live() -> None:
-        if was_active and job.ended:
-            st.rerun()
-        body(job.view())
-
-    live_fragment(live, POLL_S if was_active else None)
+    """Draw body(view) in a fragment that reruns while the search runs (the Experiments page's poll: when
+    it ends, the page reruns and draws the last view without polling)."""
+    experiment_job.poll(job, lambda j: body(j.view()))
 
 
 def run_link(name: str | None) -> str | None:
