@@ -24,6 +24,7 @@ from .lessons import cli as lessons_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import open_for_resume, safe_name, save_run
+from .search import cli as search_cli
 from .tasks import TASK_PRESETS, make_task
 from .train_config import SCHEDULES, TrainConfig
 from .training import StepMetrics, new_state, train_steps
@@ -241,6 +242,8 @@ COMMANDS: dict[str, Command] = {
                         add_pretrain_arguments, run_pretrain),
     "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",
                           experiments_cli.add_arguments, experiments_cli.run_command),
+    "search": Command("an Optuna study over model and training settings; trials in processes or on a Ray cluster",
+                      search_cli.add_arguments, search_cli.run_command),
     "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
                        lessons_cli.add_arguments, lessons_cli.run_command),
     "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "

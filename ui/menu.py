@@ -33,6 +33,7 @@ SECTIONS: dict[str, list[Page]] = {
         Page("pages/train.py", "Train", "train", ":material/model_training:"),
         Page("pages/runs.py", "Runs", "runs", ":material/history:"),
         Page("pages/experiments.py", "Experiments", "experiments", ":material/science:"),
+        Page("pages/search.py", "Search", "search", ":material/travel_explore:"),
     ],
 }
 PAGES: list[Page] = [page for pages in SECTIONS.values() for page in pages]
@@ -59,4 +60,6 @@ BLURBS: dict[str, str] = {
     "pages/runs.py": "Every run of this session and on disk: compare curves and configs, export; delete your own.",
     "pages/experiments.py": "The seeds' claims as experiments: several seeds each, mean ± std beside what "
                             "the seed predicts, cached for the next visitor.",
+    "pages/search.py": "Hyperparameter search with Optuna: pick the settings and ranges, watch the trials, "
+                       "keep the best model or train it again as a recipe.",
 }

@@ -1,35 +1,30 @@
 """Sweep: two axes (d_model x n_heads, n_layers x lr, ...), every cell trained for the same budget,
 a heatmap of the final validation metric.
 
-Cells are independent, so they run through a `SweepExecutor`: anything with
-`map(fn, cells) -> iterator of fn(cell)` in completion order. `ProcessExecutor` spreads them over
-the machine's cores (one torch thread per worker process); `SerialExecutor` runs them in turn (tests,
-or a server that must keep its cores). Another executor (a job queue, a cluster) only needs `map`.
-A cell whose configuration is invalid (d_model not divisible by n_heads, ...) is reported as NaN
-with the reason, not as a failure of the whole sweep.
+The sweep is an Optuna study with a grid sampler over its two axes and its seeds, run by the search's
+driver (explorer/search), so a cell is a trial like any other. Cells run through an executor
+(explorer/search/executors.py): `ProcessExecutor` spreads them over the machine's cores (one torch thread
+per worker process), `SerialExecutor` runs them in turn (tests, or a server that must keep its cores),
+a `RayExecutor` on a cluster. A cell whose configuration is invalid (d_model not divisible by n_heads,
+...) is reported as NaN with the reason, not as a failure of the whole sweep.
 """
 
 from __future__ import annotations
 
 import math
-import multiprocessing
-import os
-import time
-from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 import numpy as np
 import pandas as pd
-import torch
 
 from explorer.figures.results import sweep_heatmap
-from explorer.model import build_model
-from explorer.tasks import TASK_PRESETS, make_task
-from explorer.training import train_steps
+from explorer.search.executors import ProcessExecutor, SerialExecutor
+from explorer.tasks import TASK_PRESETS
 
-from .base import Context, Experiment, Result, build_result, choice, measuring, number, whole
+from .base import Context, Experiment, Result, build_result, choice, number, whole
 
 # axis -> (which config it sets, value type)
 AXES: dict[str, tuple[str, type]] = {
@@ -43,32 +38,12 @@ GRID_COLUMNS = ["x", "y", "seed", "value", "seconds", "error"]
 
 
 class SweepExecutor(Protocol):
-    def map(self, fn: Callable[[Any], Any], cells: Sequence) -> Iterator[Any]:
-        """fn(cell) for every cell, yielded as each finishes (any order). Closing the iterator early
-        cancels the cells not yet started."""
+    """Where the cells run (explorer/search/executors.py): `workers`, `ready()`, `submit(fn, arg)` returning a
+    Future, `cancel(future)`, `close()`."""
 
+    workers: int
 
-class SerialExecutor:
-    def map(self, fn, cells):
-        for cell in cells:
-            yield fn(cell)
-
-
-class ProcessExecutor:
-    """One worker process per core (spawned, so no torch state is forked), one torch thread each."""
-
-    def __init__(self, max_workers: int | None = None) -> None:
-        self.max_workers = max_workers or os.cpu_count() or 1
-
-    def map(self, fn, cells):
-        workers = min(self.max_workers, max(1, len(cells)))
-        pool = ProcessPoolExecutor(max_workers=workers, initializer=torch.set_num_threads, initargs=(1,),
-                                   mp_context=multiprocessing.get_context("spawn"))
-        try:
-            for future in as_completed([pool.submit(fn, c) for c in cells]):
-                yield future.result()
-        finally:  # cells already running finish in the background; the rest never start
-            pool.shutdown(wait=False, cancel_futures=True)
+    def submit(self, fn: Callable[[Any], Any], arg: Any) -> Future: ...
 
 
 @dataclass(frozen=True)
@@ -114,32 +89,24 @@ def _cells(p: SweepParams) -> list[dict]:
             for s in range(p.seeds) for y in p.y_values for x in p.x_values]
 
 
-def train_cell(cell: dict) -> dict:
-    """Train one cell from scratch; runs in a worker process, so it takes and returns plain data."""
-    start = time.perf_counter()
-    out = dict(x=cell["x"], y=cell["y"], seed=cell["seed"], value=math.nan, seconds=0.0, error="")
-    try:
-        data = TASK_PRESETS[cell["task"]].replace(seed=cell["seed"])
-        if data.name == "order-vectors":  # the notebook's vectors are d_model wide
-            data = data.replace(dim=cell["d_model"])
-        task = make_task(data)
-        fields = {k: cell[k] for k, (where, _) in AXES.items() if where == "model" and k in cell}
-        layers = fields.pop("n_layers")
-        fields.setdefault("d_ff", 2 * cell["d_model"])
-        # every field as an override, so the task cannot quietly swap an invalid choice for a valid one
-        model_cfg = task.model_config(None, n_encoder_layers=layers, n_decoder_layers=layers, **fields)
-        train = measuring(steps=cell["steps"], batch_size=cell["batch_size"], lr=cell["lr"],
-                            warmup=min(cell["warmup"], cell["steps"] - 1),
-                            label_smoothing=cell.get("label_smoothing", 0.0), seed=cell["seed"], eval_every=0,
-                            eval_examples=cell["eval_examples"])
-        model = build_model(model_cfg, seed=cell["seed"])
-        last = list(train_steps(model, task, train))[-1]
-        out["value"] = math.nan if last.stopped else float(getattr(last, cell["metric"]))
-        out["error"] = last.stopped or ""
-    except ValueError as e:  # an invalid combination: this cell only
-        out["error"] = str(e)
-    out["seconds"] = time.perf_counter() - start
-    return out
+def search_spec(p: SweepParams):
+    """The sweep as a study (explorer.search.SearchSpec): a grid over its two axes and its seeds (each seed
+    draws its own task data)."""
+    from explorer.search.study import SearchSpec  # Optuna loads when a sweep runs, not with the app
+
+    base = {k: getattr(p, k) for k in ("d_model", "n_heads", "n_layers", "steps", "batch_size", "lr", "warmup")
+            if k not in (p.x_axis, p.y_axis)}
+    space = tuple(f"{axis}={','.join(str(v) for v in values)}"
+                  for axis, values in ((p.x_axis, p.x_values), (p.y_axis, p.y_values)))
+    return SearchSpec(task=p.task, space=(*space, "seed=" + ",".join(str(s) for s in range(p.seeds))),
+                      trials=len(_cells(p)), sampler="grid", metric=p.metric, storage="memory", base=base,
+                      eval_examples=p.eval_examples, keep_runs=False, data_seed_from_trial=True)
+
+
+def _row(p: SweepParams, trial: dict) -> dict:
+    value = math.nan if trial["value"] is None or trial["state"] != "COMPLETE" else trial["value"]
+    return dict(x=trial["params"][p.x_axis], y=trial["params"][p.y_axis], seed=trial["params"]["seed"],
+                value=value, seconds=trial["seconds"] or 0.0, error=trial["error"] or "")
 
 
 def _label(p: SweepParams, x, y) -> str:
@@ -149,21 +116,20 @@ def _label(p: SweepParams, x, y) -> str:
 def run(p: SweepParams, ctx: Context) -> Result:
     cells = _cells(p)
     executor = ctx.executor or (ProcessExecutor() if len(cells) > 1 else SerialExecutor())
-    rows = []
     ctx.report(0.0, f"{len(cells)} cells, {type(executor).__name__}", force=True)
-    results = executor.map(train_cell, cells)
-    try:
-        for out in results:
-            rows.append(out)
-            ctx.report(len(rows) / len(cells), f"cell {_label(p, out['x'], out['y'])} done "
-                                               f"({len(rows)}/{len(cells)})", force=True)
-            if ctx.stopping and len(rows) < len(cells):
-                ctx.stopped = True
-                break
-    finally:
-        close = getattr(results, "close", None)  # a generator cancels the cells not yet started
-        if close is not None:
-            close()
+
+    def recorded(study) -> None:
+        done = [t for t in study.get_trials(deepcopy=False) if t.state.is_finished()]
+        if done:
+            last = max(done, key=lambda t: t.datetime_complete)
+            ctx.report(len(done) / len(cells), f"cell {_label(p, last.params[p.x_axis], last.params[p.y_axis])} "
+                                               f"done ({len(done)}/{len(cells)})", force=True)
+
+    from explorer.search.driver import run_search
+
+    outcome = run_search(search_spec(p), executor, on_record=recorded, stop=ctx.stop)
+    rows = [_row(p, t) for t in outcome["trials"] if t["state"] != "INTERRUPTED"]
+    ctx.stopped = outcome["stopped"] and len(rows) < len(cells)
     place = {(c["seed"], c["y"], c["x"]): i for i, c in enumerate(cells)}   # grid order, not completion order
     rows.sort(key=lambda r: place[(r["seed"], r["y"], r["x"])])
     grid = pd.DataFrame(rows, columns=GRID_COLUMNS)

@@ -181,7 +181,8 @@ def _make_room(layout: dict, traces) -> None:
         need[side] = max(need[side], block + title)
     need["r"] = max([need["r"], *(_colorbar_px(t, base) for t in traces)])
     legend = layout.get("legend") or {}
-    items = [t for t in traces if t.showlegend or (t.showlegend is None and t.type in ("scatter", "bar"))]
+    shown = [getattr(t, "showlegend", False) for t in traces]  # a Parcoords has no legend entry at all
+    items = [t for t, s in zip(traces, shown) if s or (s is None and t.type in ("scatter", "bar"))]
     if items and layout.get("showlegend", len(items) >= 2 or any(t.showlegend for t in items)):
         size = _size(legend.get("font"), base)
         widths = [LEGEND_ITEM_PX + text_px(str(t.name or ""), size) for t in items]

@@ -1,0 +1,138 @@
+"""`python -m explorer search --task PRESET --trials N --space lr=1e-4:1e-2:log --space d_model=16,32,64
+[--steps S] [--workers N | --ray ADDRESS] [--storage sqlite:///FILE] [--json]`.
+
+A progress bar goes to stderr; stdout gets a table of the trials and the best one, or with --json one
+object: `driver` ("host:pid"), `trials` (each `number`, `params`, `value`, `state`, `worker` "host:pid",
+`seconds`) and `best` (`params`, `value`, `run`). Running the same command again resumes the study (kept in
+runs/search.db unless --storage says otherwise) and runs only the trials it still lacks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import signal
+import threading
+
+from explorer.experiments.cli import _Progress as StatusLine
+from explorer.tasks import TASK_PRESETS
+
+from .driver import run_search
+from .executors import ProcessExecutor, SerialExecutor
+from .space import FIELDS
+from .study import METRICS, SAMPLERS, SearchSpec, best, counts, open_study
+from .trial import PRUNERS
+
+
+def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
+    """explorer.cli's UsageError (one line, exit code 2), imported late: explorer.cli imports this module."""
+    from explorer.cli import UsageError as usage
+
+    return usage(message)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--task", default="reversal-fast", choices=list(TASK_PRESETS), help="task preset")
+    p.add_argument("--trials", type=int, default=8, metavar="N", help="finished trials the study holds at the end")
+    p.add_argument("--space", action="append", default=[], metavar="FIELD=SPEC",
+                   help=f"a dimension: FIELD=LOW:HIGH[:log] or FIELD=A,B,C (repeatable); FIELD one of "
+                        f"{', '.join(FIELDS)}")
+    p.add_argument("--steps", type=int, metavar="S", help="training steps per trial (default: the task's recipe)")
+    p.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="tpe (default), random, or grid")
+    p.add_argument("--pruner", default="none", choices=PRUNERS, help="stop poor trials early: median or "
+                                                                     "successive halving")
+    p.add_argument("--metric", choices=METRICS, help="objective (default: what the task reports)")
+    p.add_argument("--seed", type=int, default=0, help="the sampler's seed; trial n trains with seed*10000+n")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--workers", type=int, metavar="N", help="worker processes (default: the cores; 1 = in "
+                                                                "this process)")
+    where.add_argument("--ray", metavar="ADDRESS", help="run trials as Ray tasks on the cluster at ADDRESS "
+                                                        "(HOST:PORT or ray://HOST:PORT); needs `pip install ray`")
+    p.add_argument("--storage", metavar="URL", help="Optuna storage (default: sqlite:///runs/search.db)")
+    p.add_argument("--study", metavar="NAME", help="study name (default: the task and a digest of the settings)")
+    p.add_argument("--json", action="store_true", help="print the study as JSON on stdout")
+
+
+def executor_for(args: argparse.Namespace):
+    if args.ray:
+        from .ray_cluster import RayExecutor, RayUnavailable
+
+        try:
+            return RayExecutor(args.ray)
+        except RayUnavailable as err:
+            raise UsageError(str(err)) from None
+    if args.workers is not None and args.workers < 1:
+        raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
+    workers = args.workers or os.cpu_count() or 1
+    return SerialExecutor() if workers == 1 else ProcessExecutor(workers)
+
+
+class _Bar:
+    """`[#####.....] 5/8 trials · best 0.93 · 2 running` on stderr, in place on a terminal (the experiment
+    command's status line)."""
+
+    def __init__(self, total: int, stream=None) -> None:
+        self.total, self.line = total, StatusLine(stream)
+
+    def __call__(self, study) -> None:
+        done, running = counts(study)
+        top = best(study)
+        fraction = min(1.0, done / self.total)
+        filled = round(20 * fraction)
+        text = f"[{'#' * filled}{'.' * (20 - filled)}] {done}/{self.total} trials"
+        self.line(fraction, text + (f" · best {top['value']:.4g}" if top else "")
+                  + (f" · {running} running" if running else ""))
+
+    def close(self) -> None:
+        self.line.close()
+
+
+def _table(outcome: dict) -> str:
+    lines = [f"study {outcome['study']} (driver {outcome['driver']})"]
+    for t in outcome["trials"]:
+        value = "—" if t["value"] is None else f"{t['value']:.4g}"
+        seconds = "" if t["seconds"] is None else f"{t['seconds']:.1f}s"
+        params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in t["params"].items())
+        lines.append(f"  #{t['number']:<3} {t['state']:<11} {value:>8}  {seconds:>6}  {params}"
+                     + (f"  ({t['error']})" if t["error"] else ""))
+    best = outcome["best"]
+    lines.append("best: none completed" if best is None else
+                 f"best: #{best['number']} {best['value']:.4g} with {best['params']} (run '{best['run']}')")
+    return "\n".join(lines)
+
+
+def run_command(args: argparse.Namespace) -> int:
+    try:
+        spec = SearchSpec(task=args.task, space=tuple(args.space), trials=args.trials, steps=args.steps,
+                          sampler=args.sampler, pruner=args.pruner, seed=args.seed, metric=args.metric,
+                          storage=args.storage, study=args.study)
+        study = open_study(spec)
+    except ValueError as err:
+        raise UsageError(str(err)) from None
+    executor = executor_for(args)
+    stop, bar = threading.Event(), _Bar(spec.trials)
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+        bar.close()
+    if args.json:
+        keep = ("number", "params", "value", "state", "worker", "seconds", "run", "error")
+        trials = [{k: t[k] for k in keep} for t in outcome["trials"]]
+        top = outcome["best"]
+        print(json.dumps({"study": outcome["study"], "driver": outcome["driver"], "trials": trials,
+                          "best": None if top is None else {k: top[k] for k in ("number", "params", "value", "run")}},
+                         indent=1, default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v))
+    else:
+        print(_table(outcome))
+    return 130 if outcome["stopped"] else 0
+
+
+__all__ = ["add_arguments", "run_command", "executor_for"]

@@ -1,0 +1,182 @@
+"""The driver: asks the study for trials, sends each to an executor with fixed params, records what comes
+back, and saves every trial's run like any other run.
+
+    outcome = run_search(spec, ProcessExecutor(2), on_record=print, stop=event, owner=None)
+    outcome["trials"], outcome["best"]          # the JSON contract (explorer/search/study.py, trial_rows)
+
+Only the driver samples, so the sampler's state lives in one place; trial n trains with seed
+`spec.seed * 10_000 + n`, so the same study seed gives the same trials on every executor. A study
+holding `spec.trials` finished trials runs nothing more: a resumed study runs only the missing ones.
+A stop ends the running trials after their current step (they are marked interrupted and run again on
+resume); the finished ones stay.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import FIRST_COMPLETED, Future, wait
+from pathlib import Path
+
+from optuna.trial import TrialState
+
+from explorer.config import ModelConfig
+from explorer.model import build_model
+from explorer.runs import safe_name, save_run
+from explorer.tasks import TaskConfig, make_task
+from explorer.train_config import TrainConfig
+from explorer.training import new_state
+
+from .executors import SerialExecutor
+from .space import suggest
+from .study import INTERRUPTED, SearchSpec, best, counts, direction_of, open_study, trial_rows
+from .trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
+
+STOP_GRACE_S = 10.0   # after a stop, how long running trials get to notice it
+_STATES = {COMPLETE: TrialState.COMPLETE, PRUNED: TrialState.PRUNED}
+
+
+def trial_seed(study_seed: int, number: int) -> int:
+    return study_seed * 10_000 + number
+
+
+def trial_spec(spec: SearchSpec, number: int, params: dict, peers: list, stop_file: str | None) -> dict:
+    """The plain data a worker needs for trial `number` (explorer/search/trial.py, run_trial)."""
+    settings = spec.settings()
+    steps = params.get("steps", settings["steps"])
+    seed = params.get("seed", trial_seed(spec.seed, number))
+    return {"number": number, "task": spec.task, "base": settings, "params": params, "seed": seed,
+            "data_seed": seed if spec.data_seed_from_trial else None, "metric": spec.objective(),
+            "direction": direction_of(spec.objective()), "pruner": spec.pruner, "peers": peers,
+            "eval_every": max(1, steps // 8) if spec.pruner != "none" else 0, "eval_examples": spec.eval_examples,
+            "stop_file": stop_file, "keep_run": spec.keep_runs}
+
+
+_TASKS: dict[str, object] = {}
+
+
+def save_trial_run(payload: dict, name: str, owner: str | None, extra: dict):
+    """Save a trial's run (weights, history and what resuming needs) as explorer.runs saves any run."""
+    key = json.dumps(payload["task_cfg"], sort_keys=True)
+    if key not in _TASKS:
+        _TASKS.clear()  # one study uses one task: keep one
+        _TASKS[key] = make_task(TaskConfig.from_dict(payload["task_cfg"]))
+    task, train_cfg = _TASKS[key], TrainConfig.from_dict(payload["train_cfg"])
+    model = build_model(ModelConfig.from_dict(payload["model_cfg"]))
+    model.load_state_dict(payload["weights"])
+    state = new_state(model, task, train_cfg)
+    state.optimizer.load_state_dict(payload["optimizer"])
+    state.generator.set_state(payload["generator"])
+    state.step, state.elapsed, state.history = payload["step"], payload["elapsed"], list(payload["history"])
+    return save_run(name, model.eval(), task.cfg, train_cfg, state.history, extra=extra, owner=owner, state=state)
+
+
+def _record(study, trial, future: Future, owner: str | None, stopping: bool = False) -> None:
+    try:
+        out = future.result()
+    except Exception as exc:  # the worker died, or the cluster lost the task (or cancelled it on a stop)
+        error = STOPPED if stopping else f"{type(exc).__name__}: {exc}"
+        out = {"state": "FAIL", "error": error, "reports": [], "rungs": {}, "run": None}
+    for step, value in out.get("reports", []):
+        trial.report(value, step)
+    for key, value in out.get("rungs", {}).items():  # the halving pruner's rungs, as Optuna's pruner keeps them
+        study._storage.set_trial_system_attr(trial._trial_id, key, value)  # noqa: SLF001
+    for key in ("worker", "seconds", "error"):
+        if out.get(key) not in (None, ""):
+            trial.set_user_attr(key, out[key])
+    if out.get("error") == STOPPED:
+        trial.set_user_attr(INTERRUPTED, True)
+    if out.get("run") is not None:
+        name = safe_name(f"{study.study_name}-t{trial.number}")
+        status = {COMPLETE: "finished", PRUNED: "pruned"}.get(out["state"], "diverged")
+        info = save_trial_run(out["run"], name, owner, {"status": status, "search": study.study_name,
+                                                        "trial": trial.number})
+        trial.set_user_attr("run", info.name)
+    state = _STATES.get(out["state"], TrialState.FAIL)
+    study.tell(trial, out["value"] if state == TrialState.COMPLETE else None, state=state)
+
+
+def _launch(study, spec: SearchSpec, executor, dims: dict, driver: str, stop_file: str) -> tuple | None:
+    """Ask for the next trial and send it, or None when the study needs no more (or no slot is free)."""
+    done, running = counts(study)
+    if done + running >= spec.trials or not executor.ready():
+        return None
+    trial = study.ask()
+    params = suggest(trial, dims)
+    trial.set_user_attr("driver", driver)
+    peers = (study.get_trials(deepcopy=True, states=(TrialState.COMPLETE, TrialState.PRUNED))
+             if spec.pruner != "none" else [])
+    return executor.submit(run_trial, trial_spec(spec, trial.number, params, peers, stop_file)), trial
+
+
+def _watch(stop: threading.Event, over: threading.Event, stop_file: str) -> None:
+    while not over.is_set():
+        if stop.wait(0.1):
+            Path(stop_file).touch()
+            return
+
+
+def run_search(spec: SearchSpec, executor=None, on_record: Callable | None = None,
+               stop: threading.Event | None = None, owner: str | None = None, study=None) -> dict:
+    """Run the study until it holds `spec.trials` finished trials (or `stop` is set). `on_record(study)`
+    is called in this thread after every recorded trial (and once at the start). The executor is closed
+at the end (a shared process pool stays up: explorer/search/executors.py)."""
+    study = study or open_study(spec)
+    executor = executor or SerialExecutor()
+    dims, driver = spec.dims(), worker_id()
+    folder = Path(tempfile.mkdtemp(prefix="explorer-search-"))
+    stop_file = str(folder / "stop")
+    running: dict[Future, object] = {}
+    stopped_at, over = None, threading.Event()
+    if stop is not None:  # a trial in this very thread (SerialExecutor) sees the stop through the file too
+        threading.Thread(target=_watch, args=(stop, over, stop_file), name="search-stop", daemon=True).start()
+    if on_record is not None:
+        on_record(study)
+    try:
+        while True:
+            if stop is not None and stop.is_set() and stopped_at is None:
+                stopped_at = time.monotonic()
+                Path(stop_file).touch()       # workers on this machine end after their step
+                for future in running:
+                    executor.cancel(future)   # a cluster's tasks are cancelled
+            before = len(running)
+            while stopped_at is None and len(running) < executor.workers:
+                launched = _launch(study, spec, executor, dims, driver, stop_file)
+                if launched is None:
+                    break
+                running[launched[0]] = launched[1]
+            if on_record is not None and len(running) > before:  # the view counts the running trials too
+                on_record(study)
+            if not running:
+                done, others = counts(study)
+                if stopped_at is not None or done + others >= spec.trials:
+                    break
+                time.sleep(0.2)  # waiting for a slot of the server's pool
+                continue
+            if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
+                break
+            finished, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+            for future in finished:
+                _record(study, running.pop(future), future, owner, stopping=stopped_at is not None)
+                if on_record is not None:
+                    on_record(study)
+    finally:
+        over.set()
+        Path(stop_file).touch()
+        for future, trial in running.items():  # given up on: not finished, run again on resume
+            executor.cancel(future)
+            with contextlib.suppress(Exception):
+                trial.set_user_attr(INTERRUPTED, True)
+                study.tell(trial, state=TrialState.FAIL)
+        executor.close()
+        shutil.rmtree(folder, ignore_errors=True)
+    return {"study": study.study_name, "driver": driver, "trials": trial_rows(study), "best": best(study),
+            "stopped": stopped_at is not None}
+
+
+__all__ = ["STOP_GRACE_S", "trial_seed", "trial_spec", "save_trial_run", "run_search"]

@@ -1,0 +1,256 @@
+"""A study: what it searches (`SearchSpec`), where it is kept (Optuna's own SQLite storage, one file under
+the runs folder), and what it holds (`trial_rows`, `best`, `importances`).
+
+    spec = SearchSpec(task="reversal-fast", space=("lr=1e-4:1e-2:log", "d_model=16,32"), trials=8, steps=200)
+    study = open_study(spec)        # created, or loaded to resume (a study saved with another space is refused)
+    trial_rows(study), best(study)
+
+The study's name defaults to the task and a digest of the spec, so running the same command again resumes
+the same study, and `--trials N` means N finished trials in it in all.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import math
+import os
+import socket
+import warnings
+from dataclasses import dataclass, field
+
+import optuna
+from optuna.trial import TrialState
+
+from explorer.recipes import RECOMMENDED, recommended
+from explorer.runs import runs_dir
+from explorer.tasks import TASK_PRESETS, TASKS
+
+from .space import FIELDS, grid, grid_size, parse_space
+from .trial import PRUNERS
+
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+logging.getLogger("optuna").propagate = False
+
+SAMPLERS = ("tpe", "random", "grid")
+METRICS = ("val_exact", "val_token_acc", "val_loss")
+STORAGE_FILE = "search.db"
+INTERRUPTED = "interrupted"     # user attr of a trial stopped or abandoned by a crash: not a finished trial
+DEFAULT_METRIC = {"seq2seq": "val_exact", "classify": "val_exact", "lm": "val_loss"}
+
+
+def default_storage() -> str:
+    return f"sqlite:///{runs_dir() / STORAGE_FILE}"
+
+
+def direction_of(metric: str) -> str:
+    return "minimize" if metric == "val_loss" else "maximize"
+
+
+def base_settings(preset: str, space: dict) -> dict:
+    """The settings a trial starts from: the task's recommended recipe (explorer/recipes.py) for what
+    the space leaves fixed. d_ff follows d_model (2x) when d_model is searched and d_ff is not."""
+    if preset not in RECOMMENDED:
+        return {}
+    model, train = recommended(preset)
+    base = {k: v for k, v in model.items() if k in FIELDS}
+    base["n_layers"] = model.get("n_encoder_layers", 1)
+    if "d_model" in space:
+        base.pop("d_ff", None)
+    base.update({k: getattr(train, k) for k, (where, _) in FIELDS.items() if where == "train" and k != "seed"})
+    return base
+
+
+@dataclass(frozen=True)
+class SearchSpec:
+    """A study's definition. `space` holds `field=...` specs (explorer/search/space.py); `base` the
+    settings every trial shares (default: the task's recipe); `steps` each trial's training steps."""
+
+    task: str = "reversal-fast"
+    space: tuple = ("lr=1e-4:1e-2:log",)
+    trials: int = 8
+    steps: int | None = None          # None: the recipe's
+    sampler: str = "tpe"
+    pruner: str = "none"
+    seed: int = 0                     # the sampler's; trial n trains with seed * 10_000 + n
+    metric: str | None = None         # None: what the task reports (exact match, accuracy, or loss)
+    storage: str | None = None        # None: sqlite in the runs folder; "memory": not kept
+    study: str | None = None          # None: the task and a digest of everything above
+    base: dict = field(default_factory=dict)
+    eval_examples: int = 200
+    keep_runs: bool = True            # save every trial's run (the sweep keeps only its numbers)
+    data_seed_from_trial: bool = False  # the sweep's: each seed draws its own task data too
+
+    def __post_init__(self) -> None:
+        if self.task not in TASK_PRESETS:
+            raise ValueError(f"task {self.task!r} is not known; choose one of {', '.join(TASK_PRESETS)}")
+        space = parse_space(self.space)  # ValueError names the field
+        for name, value, valid in (("sampler", self.sampler, SAMPLERS), ("pruner", self.pruner, PRUNERS)):
+            if value not in valid:
+                raise ValueError(f"{name} {value!r} is not known; choose one of {', '.join(valid)}")
+        if self.metric is not None and self.metric not in METRICS:
+            raise ValueError(f"metric {self.metric!r} is not known; choose one of {', '.join(METRICS)}")
+        for name, value in (("trials", self.trials), ("steps", self.steps or 1), ("eval_examples", self.eval_examples)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"{name}={value!r} must be a whole number >= 1")
+        if self.sampler == "grid":
+            grid(space)  # ranges refused with the field named
+        unknown = sorted(set(self.base) - set(FIELDS))
+        if unknown:
+            raise ValueError(f"base: unknown field {unknown[0]!r}; choose from {', '.join(FIELDS)}")
+
+    def dims(self) -> dict:
+        return parse_space(self.space)
+
+    def settings(self) -> dict:
+        """Every fixed setting of a trial (the base, with the steps)."""
+        out = {**(self.base or base_settings(self.task, self.dims()))}
+        if self.steps is not None:
+            out["steps"] = self.steps
+        out.setdefault("steps", 300)
+        return out
+
+    def objective(self) -> str:
+        if self.metric is not None:
+            return self.metric
+        return DEFAULT_METRIC[TASKS[TASK_PRESETS[self.task].name].kind]
+
+    def key(self) -> dict:
+        """What makes two studies the same (the stored spec a resumed study must match)."""
+        return {"task": self.task, "space": [d.spec() for d in self.dims().values()], "settings": self.settings(),
+                "sampler": self.sampler, "pruner": self.pruner, "seed": self.seed, "metric": self.objective(),
+                "eval_examples": self.eval_examples, "data_seed_from_trial": self.data_seed_from_trial}
+
+    def study_name(self) -> str:
+        if self.study:
+            return self.study
+        digest = hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:8]
+        return f"{self.task}-{digest}"
+
+    def replace(self, **changes) -> SearchSpec:
+        return dataclasses.replace(self, **changes)
+
+
+class _Grid(optuna.samplers.GridSampler):
+    """Optuna's grid sampler without its stop when the grid is used up: that stop works only inside
+    study.optimize, and the driver (ask and tell) stops on its trial count."""
+
+    def after_trial(self, study, trial, state, values) -> None:
+        pass
+
+
+def make_sampler(spec: SearchSpec):
+    if spec.sampler == "grid":
+        return _Grid(grid(spec.dims()), seed=spec.seed)
+    if spec.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=spec.seed)
+    # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
+    # constant liar keeps parallel workers from being sent the same point
+    return optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
+                                      constant_liar=True)
+
+
+def _storage(spec: SearchSpec):
+    url = spec.storage or default_storage()
+    if url == "memory":
+        return optuna.storages.InMemoryStorage()
+    if not url.startswith(("sqlite:///", "postgresql://", "mysql://")):
+        raise ValueError(f"storage {url!r} must be sqlite:///FILE (or postgresql:// or mysql://)")
+    # WAL and a wait on a locked file: several drivers (and the app's page) share one study file
+    args = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {}
+    return optuna.storages.RDBStorage(url, engine_kwargs=args)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _fail_abandoned(study) -> None:
+    """Trials left running by a driver of this machine that is gone (a crash, a restart) are failed and
+    marked interrupted, so they do not count as finished and their place is run again."""
+    host = socket.gethostname()
+    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        owner_host, _, pid = str(t.user_attrs.get("driver", "")).rpartition(":")
+        if owner_host == host and pid.isdigit() and not _alive(int(pid)):
+            study._storage.set_trial_user_attr(t._trial_id, INTERRUPTED, True)  # noqa: SLF001 - Optuna's storage API
+            study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)  # noqa: SLF001
+
+
+def open_study(spec: SearchSpec):
+    """The study, created or loaded; ValueError if a study of that name was made for another search."""
+    storage = _storage(spec)
+    name = spec.study_name()
+    study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True,
+                                direction=direction_of(spec.objective()), sampler=make_sampler(spec))
+    key = json.loads(json.dumps(spec.key()))
+    stored = study.user_attrs.get("spec")
+    if stored is None:
+        study.set_user_attr("spec", key)
+    elif stored != key:
+        diff = sorted(k for k in key if stored.get(k) != key.get(k))
+        raise ValueError(f"study {name!r} was made for another search ({', '.join(diff)} differ); "
+                         "give another --study name, or repeat its own settings to resume it")
+    _fail_abandoned(study)
+    return study
+
+
+def finished(t) -> bool:
+    return t.state.is_finished() and not t.user_attrs.get(INTERRUPTED)
+
+
+def counts(study) -> tuple[int, int]:
+    """(finished trials, trials running now) in the study."""
+    trials = study.get_trials(deepcopy=False)
+    return sum(map(finished, trials)), sum(t.state == TrialState.RUNNING for t in trials)
+
+
+def _value(t) -> float | None:
+    if t.value is not None and math.isfinite(t.value):
+        return float(t.value)
+    return None
+
+
+def trial_rows(study) -> list[dict]:
+    """Every trial as the JSON contract has it: number, params, value, state, worker, seconds (and the
+    run it saved, and why it failed)."""
+    return [{"number": t.number, "params": dict(t.params), "value": _value(t),
+             "state": "INTERRUPTED" if t.user_attrs.get(INTERRUPTED) else t.state.name,
+             "worker": t.user_attrs.get("worker"), "seconds": t.user_attrs.get("seconds"),
+             "run": t.user_attrs.get("run"), "error": t.user_attrs.get("error", "")}
+            for t in study.get_trials(deepcopy=False)]
+
+
+def best(study) -> dict | None:
+    """The best complete trial: params, value and its run's name (None before one completed)."""
+    complete = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)) if _value(t) is not None]
+    if not complete:
+        return None
+    pick = (min if study.direction == optuna.study.StudyDirection.MINIMIZE else max)(complete, key=_value)
+    return {"number": pick.number, "params": dict(pick.params), "value": _value(pick),
+            "run": pick.user_attrs.get("run")}
+
+
+def importances(study) -> dict[str, float]:
+    """Each parameter's share of the variation in the objective (Optuna's default importance evaluator);
+    empty until two trials completed with parameters that differ."""
+    complete = study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+    if len(complete) < 2 or len({json.dumps(t.params, sort_keys=True) for t in complete}) < 2:
+        return {}
+    try:
+        with warnings.catch_warnings():  # "importances will be equal" with few trials: the bars say so
+            warnings.simplefilter("ignore")
+            return dict(optuna.importance.get_param_importances(study))
+    except (ValueError, RuntimeError):  # a parameter with one value so far
+        return {}
+
+
+__all__ = ["SAMPLERS", "METRICS", "SearchSpec", "open_study", "default_storage", "direction_of", "base_settings",
+           "make_sampler", "finished", "counts", "trial_rows", "best", "importances", "grid_size"]

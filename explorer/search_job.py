@@ -1,0 +1,166 @@
+"""A search running in the background for the app: its driver in a daemon thread, its trials in the
+server's worker processes, each trial holding a slot of the same pool as training (explorer/slots.py),
+or as Ray tasks when EXPLORER_RAY_ADDRESS names a cluster.
+
+    job = SearchJob(spec, owner=owner_id)        # ValueError now for a bad spec or another search's study
+    job.start(); job.view()                      # status, trials, best, importances: poll from any thread
+    job.stop()                                   # the running trials end after a step; the finished stay
+
+Nothing here touches Streamlit. The driver only samples and records, so it takes no slot of its own:
+a search never starves the page, and a class that searches queues with the class that trains.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from dataclasses import dataclass, field
+
+from .search import (
+    PooledExecutor,
+    ProcessExecutor,
+    SearchSpec,
+    best,
+    importances,
+    open_study,
+    run_search,
+    server_processes,
+    trial_rows,
+)
+from .search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
+from .search.study import counts
+from .slots import MAX_CONCURRENT_JOBS
+
+log = logging.getLogger(__name__)
+
+STATUSES = ("idle", "running", "stopped", "finished", "failed")
+ENDED = ("stopped", "finished", "failed")
+
+
+@dataclass(frozen=True)
+class SearchView:
+    """What the page draws, copied out of the driver thread after every recorded trial."""
+
+    status: str
+    message: str
+    finished: int                  # trials finished in the study (across resumes)
+    total: int                     # trials the study is to hold
+    running: int
+    queue_position: int | None     # the next trial's place in the server's queue, while it waits
+    elapsed_s: float
+    rows: list = field(default_factory=list)       # study.trial_rows
+    best: dict | None = None
+    importances: dict = field(default_factory=dict)
+    where: str = ""                # "2 worker processes of this server", "Ray cluster at ..."
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.finished / self.total) if self.total else 0.0
+
+
+def app_executor():
+    """(executor, words): the Ray cluster of EXPLORER_RAY_ADDRESS, else the server's worker processes
+    behind its slot pool. RayUnavailable names an address that does not answer."""
+    address = os.environ.get(ENV_ADDRESS, "").strip()
+    if address:
+        return RayExecutor(address), f"the Ray cluster at {address}"
+    workers = max(1, MAX_CONCURRENT_JOBS)
+    inner = ProcessExecutor(workers, pool=server_processes(workers))
+    return PooledExecutor(inner), f"up to {workers} worker processes of this server, one training slot each"
+
+
+class SearchJob:
+    """One search in a daemon thread. `owner` owns the runs its trials save."""
+
+    def __init__(self, spec: SearchSpec, owner: str | None = None) -> None:
+        self.spec, self.owner, self.name = spec, owner, spec.study_name()
+        self.study = open_study(spec)   # ValueError now: another search's study, a bad storage
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._executor = None
+        self._status, self._message, self._where = "idle", "", ""
+        self._started: float | None = None
+        self._ended: float | None = None
+        self._snapshot: dict = {}
+        self._record(self.study)
+
+    def __repr__(self) -> str:
+        return f"SearchJob({self.name!r}, status={self.status!r})"
+
+    @property
+    def status(self) -> str:
+        with self._lock:
+            return self._status
+
+    @property
+    def ended(self) -> bool:
+        return self.status in ENDED
+
+    @property
+    def alive(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def view(self) -> SearchView:
+        with self._lock:
+            snap, executor = dict(self._snapshot), self._executor
+            start, end = self._started, self._ended
+            status, message, where = self._status, self._message, self._where
+        queued = getattr(executor, "queued", None)
+        position = queued() if queued is not None and status == "running" else None
+        elapsed = 0.0 if start is None else (end or time.monotonic()) - start
+        return SearchView(status, message, snap.get("finished", 0), self.spec.trials, snap.get("running", 0),
+                          position, elapsed, snap.get("rows", []), snap.get("best"), snap.get("importances", {}),
+                          where)
+
+    # -- control -------------------------------------------------------------------------------
+    def start(self) -> None:
+        """Connect the executor (RayUnavailable names a cluster that does not answer) and start."""
+        if self.status != "idle":
+            raise RuntimeError(f"search {self.name!r} was already started (status {self.status})")
+        executor, where = app_executor()
+        with self._lock:
+            self._executor, self._where = executor, where
+            self._status, self._started = "running", time.monotonic()
+        self._thread = threading.Thread(target=self._work, name=f"search-{self.name}", daemon=True)
+        self._thread.start()
+
+    def stop(self, wait: bool = False, timeout: float = 5.0) -> bool:
+        self._stop.set()
+        if wait and self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join(timeout)
+        return not self.alive
+
+    def close(self, timeout: float = 15.0) -> bool:
+        return self.stop(wait=True, timeout=timeout)
+
+    # -- the driver thread ---------------------------------------------------------------------
+    def _record(self, study) -> None:
+        done, running = counts(study)
+        snap = {"finished": done, "running": running, "rows": trial_rows(study), "best": best(study),
+                "importances": importances(study)}
+        with self._lock:
+            self._snapshot = snap
+
+    def _work(self) -> None:
+        status, message = "failed", ""
+        try:
+            outcome = run_search(self.spec, self._executor, on_record=self._record, stop=self._stop,
+                                 owner=self.owner, study=self.study)
+            done = sum(t["state"] in ("COMPLETE", "PRUNED", "FAIL") for t in outcome["trials"])
+            status = "stopped" if outcome["stopped"] else "finished"
+            message = (f"stopped with {done} of {self.spec.trials} trials finished; start again to run the rest"
+                       if outcome["stopped"] else f"{done} trials finished")
+        except (RayUnavailable, ValueError, OSError) as exc:
+            message = str(exc)
+        except Exception as exc:
+            log.warning("search %r failed", self.name, exc_info=True)
+            message = str(exc) or type(exc).__name__
+        finally:
+            with self._lock:
+                self._status, self._message, self._ended = status, message, time.monotonic()
+
+
+__all__ = ["STATUSES", "ENDED", "SearchView", "SearchJob", "app_executor"]

@@ -1,0 +1,112 @@
+"""Search: an Optuna study over the settings you pick, its trials trained in the server's worker processes
+(or on a Ray cluster), watched live: history, parallel coordinates, importances, the trials and their runs."""
+
+import streamlit as st
+
+from explorer.figures.search import importance_bars, optimization_history, parallel_coordinates
+from explorer.search_job import SearchView
+from explorer.slots import pool_counts
+from ui import frame, search_job, search_params, train_settings, widgets
+from ui.owner import owner_id
+
+frame.require_app()  # a deep link on a fresh server: rerun through app.py
+
+STATE_ICONS = {"finished": ":material/check_circle:", "stopped": ":material/pause_circle:",
+               "failed": ":material/error:"}
+
+
+def controls(spec, error: str | None) -> None:
+    job = search_job.current_job()
+    busy = search_job.active(job)
+    row = st.container(horizontal=True, vertical_alignment="center")
+    row.button("Start", key="search_start", type="primary", icon=":material/play_arrow:",
+               on_click=search_job.on_start, args=(spec, owner_id()), disabled=busy or error is not None,
+               help="Run the trials in the background; a study started before with these settings resumes.")
+    row.button("Stop", key="search_stop", icon=":material/stop:", on_click=search_job.on_stop, disabled=not busy,
+               help="End the running trials after their current step; the finished trials and runs are kept.")
+    running, waiting = pool_counts()
+    row.caption(f"Server: {running} job(s) or trials training, {waiting} waiting")
+    refused = search_job.take_error()
+    if refused:
+        st.error(refused, icon=":material/error:")
+
+
+def status(view: SearchView) -> None:
+    if view.status == "running":
+        queue = (f" · next trial waits for a slot (position {view.queue_position})" if view.queue_position else "")
+        st.progress(view.fraction, text=f"**{view.finished} / {view.total} trials** · {view.running} running"
+                                        f"{queue} · {view.elapsed_s:.0f} s")
+        st.caption(f"Trials run on {view.where}.")
+    elif view.status in STATE_ICONS:
+        box = st.error if view.status == "failed" else st.info
+        box(view.message[:1].upper() + view.message[1:] + ".", icon=STATE_ICONS[view.status])
+
+
+def best_box(view: SearchView, metric: str) -> None:
+    best = view.best
+    if best is None:
+        return
+    params = ", ".join(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}" for k, v in best["params"].items())
+    run = search_job.best_run(view)
+    with st.container(border=True):
+        st.markdown(f":material/emoji_events: **Best: trial {best['number']}**, {metric} **{best['value']:.4g}** "
+                    f"with {params}")
+        row = st.container(horizontal=True)
+        row.button("Use this model", key="search_use", icon=":material/check:", on_click=search_job.on_use,
+                   args=(run.name if run else "",), disabled=run is None,
+                   help="Select the best trial's run in the sidebar, so every page looks inside it.")
+        row.button("Train with these settings", key="search_recipe", icon=":material/model_training:",
+                   on_click=search_job.on_train_recipe, args=(run,), disabled=run is None,
+                   help="Load the best trial's model and training settings on the Train page, as a recipe.")
+        search_job.recipe_loaded()
+
+
+def results(view: SearchView, metric: str, minimize: bool, params: list[str]) -> None:
+    status(view)
+    if not view.rows:
+        return
+    best_box(view, metric)
+    left, right = st.columns(2)
+    with left:
+        widgets.chart(optimization_history(view.rows, metric, minimize), key="search_history")
+    with right:
+        if view.importances:
+            widgets.chart(importance_bars(view.importances), key="search_importance")
+        else:
+            st.caption("Parameter importance appears once two trials have completed with different settings.")
+    widgets.chart(parallel_coordinates(view.rows, params, metric), key="search_parallel")
+    st.dataframe(search_job.trials_table(view), hide_index=True, key="search_trials",
+                 column_config={"run": st.column_config.LinkColumn("run", display_text=r"model_run=(.*)$"),
+                                "value": st.column_config.NumberColumn(metric, format="%.4g"),
+                                "seconds": st.column_config.NumberColumn("seconds", format="%.1f")})
+
+
+# ------------------------------------------------------------------------------------- page
+st.title("Search")
+st.markdown("Pick the settings to search and their ranges; an Optuna study proposes the trials, trains each in "
+            "the background and learns where to look next. Every trial is saved as a run you can open, compare "
+            "and resume.")
+with st.container(border=True):
+    task = widgets.task_picker()
+    fields, specs = search_params.space_widgets()
+    run = search_params.run_widgets()
+with st.expander("Fixed settings (the ones not searched)"):
+    st.caption("The model and training settings every trial shares, the same as on the Train page. A trial "
+               "trains **Steps per trial** steps on one thread; d_ff follows 2 × d_model when d_model is searched.")
+    widgets.config_widgets(task=task)
+    train_settings.settings_widgets()
+spec, error = search_params.build_spec(fields, specs, run, owner_id())
+if error:
+    st.error(f"**This search does not work.** {error}", icon=":material/error:")
+else:
+    st.caption(f"From a terminal (the task's recipe as fixed settings): `{search_params.command_line(spec)}`")
+controls(spec, error)
+
+job = search_job.current_job()
+if job is not None:
+    metric = job.spec.objective()
+    search_job.poll(job, lambda view: results(view, metric, metric == "val_loss",
+                                              [d for d in job.spec.dims()]))
+elif spec is not None:
+    st.info("No search yet in this session. Press **Start**: trials train in the background, each in a "
+            "training slot of this server, and show up here as they finish.", icon=":material/travel_explore:")

@@ -1,0 +1,108 @@
+"""The Search page under AppTest: it renders with Start ready and the command line; a bad space shows an
+error naming the field and keeps Start off; a 2-trial search runs from Start in the server's worker
+processes and shows the history, parallel coordinates and the trials linked to their runs; the best
+trial's "Use this model" picks its run and "Train with these settings" loads its settings for Train.
+AppTest never fires `run_every`: `poll_until` reruns. The search is stopped and joined at the end.
+"""
+
+import json
+import os
+
+import pytest
+
+from explorer.search_job import SearchJob
+from tests.app.test_app import assert_ok, open_app
+from tests.app.test_app_training import poll_until
+from ui import search_job, search_params
+
+PAGE = "pages/search.py"
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    """Every search started in the test, stopped and joined afterwards."""
+    started: list = []
+    start = SearchJob.start
+
+    def recording(self):
+        started.append(self)
+        start(self)
+
+    monkeypatch.setattr(SearchJob, "start", recording)
+    try:
+        yield started
+    finally:
+        for job in started:
+            job.close()
+
+
+def test_the_page_renders_ready_to_start():
+    at = open_app(PAGE)
+    assert at.title[0].value == "Search" and not at.error
+    assert not at.button(key="search_start").disabled and at.button(key="search_stop").disabled
+    assert any("python -m explorer search --task reversal-fast" in c.value and "lr=0.0001:0.01:log" in c.value
+               for c in at.caption)
+    assert at.multiselect(key=search_params.SEARCH_FIELDS).value == ["lr", "d_model"]
+
+
+@pytest.mark.parametrize(("field", "text", "says"), [("lr", "a:b", "lr: 'a' is not a number"),
+                                                     ("d_model", " , ", "d_model: no choices")])
+def test_a_bad_space_says_which_field_and_keeps_start_off(field, text, says):
+    at = open_app(PAGE)
+    at.text_input(key=f"{search_params.SEARCH_SPACE}_{field}").set_value(text).run()
+    assert_ok(at)
+    assert any(says in e.value for e in at.error) and at.button(key="search_start").disabled
+
+
+def test_too_much_work_for_a_shared_server_is_refused():
+    at = open_app(PAGE)
+    at.number_input(key=search_params.SEARCH_TRIALS).set_value(40).run()
+    at.number_input(key=search_params.SEARCH_STEPS).set_value(2000).run()
+    assert any("more than one search may take here" in e.value for e in at.error)
+
+
+def test_a_search_runs_from_start_and_offers_its_best_model(searches):
+    at = open_app(PAGE)
+    at.text_input(key=f"{search_params.SEARCH_SPACE}_d_model").set_value("16, 32").run()
+    at.number_input(key=search_params.SEARCH_TRIALS).set_value(2).run()
+    at.number_input(key=search_params.SEARCH_STEPS).set_value(10).run()
+    at.button(key="search_start").click().run()
+    assert_ok(at)
+    job = at.session_state[search_job.SEARCH_JOB]
+    assert at.button(key="search_start").disabled and not at.button(key="search_stop").disabled
+    poll_until(at, lambda: job.ended, timeout=300)
+    view = job.view()
+    assert job.status == "finished", view.message
+    assert [r["state"] for r in view.rows] == ["COMPLETE", "COMPLETE"]
+    assert all(r["worker"].rpartition(":")[2] != str(os.getpid()) for r in view.rows)  # a worker
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    history = next(s for s in specs if s["layout"]["title"]["text"].startswith("Optimisation history"))
+    assert sorted(p for t in history["data"] for p in t["x"] if t["mode"] == "markers") == [0, 1]
+    parallel = next(s for s in specs if s["data"][0]["type"] == "parcoords")
+    assert [d["label"] for d in parallel["data"][0]["dimensions"]] == ["lr", "d_model", "val_exact"]
+    table = at.dataframe[0].value
+    assert list(table["trial"]) == [0, 1] and all(f"model_run={r['run']}" in link
+                                                  for r, link in zip(view.rows, table["run"]))
+    best = view.best["run"]
+    at.button(key="search_use").click().run()
+    assert_ok(at)
+    assert at.session_state["model_run"] == best       # the sidebar now looks inside the best trial's run
+    at.button(key="search_recipe").click().run()
+    assert_ok(at)
+    assert at.session_state["cfg_d_model"] == view.best["params"]["d_model"]
+    assert at.session_state["train_lr"] == view.best["params"]["lr"] and at.session_state["train_steps"] == 10
+    assert any("on the Train page" in m.value for m in at.success)
+
+
+def test_a_ray_address_that_does_not_answer_is_named_on_the_page(monkeypatch, searches):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        address = f"127.0.0.1:{s.getsockname()[1]}"   # nobody listens once closed
+    monkeypatch.setenv("EXPLORER_RAY_ADDRESS", address)
+    at = open_app(PAGE)
+    at.button(key="search_start").click().run()
+    assert_ok(at)
+    assert any(address in e.value and "Ray" in e.value for e in at.error)
+    assert search_job.SEARCH_JOB not in at.session_state and not at.button(key="search_start").disabled

@@ -1,0 +1,105 @@
+"""One 4-trial study through every executor: in this process, in 2 spawned worker processes, and as Ray
+tasks on a real local cluster (`ray start --head` on a loopback port, a process this module starts and
+stops by its pid), driven by the CLI's --ray. The same seeds give the same trials: params, values and
+states, whichever worker ran them.
+
+The random sampler, so the proposals do not depend on which trial finished first (TPE, once past its
+random start, learns from the finished trials, which parallel workers change). val_loss, which differs
+between any two trials this early.
+"""
+
+import io
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import types
+from contextlib import redirect_stderr, redirect_stdout
+from pathlib import Path
+
+import pytest
+
+from explorer import cli
+from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_search
+
+ROOT = Path(__file__).resolve().parents[2]
+ARGS = ["--trials", "4", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps", "10", "--sampler",
+        "random", "--seed", "3", "--metric", "val_loss"]
+SPEC = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log", "d_model=16,32"), trials=4, steps=10,
+                  metric="val_loss", sampler="random", seed=3, storage="memory")   # what ARGS ask for
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _answers(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def ray_head(tmp_path_factory):
+    """`ray start --head --block` on a loopback port with 2 CPUs; stopped by its pid (SIGTERM: its
+    raylet, GCS and workers go with it)."""
+    pytest.importorskip("ray", reason="ray is in requirements-dev.txt")
+    ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
+    port, temp = _free_port(), tmp_path_factory.mktemp("ray")
+    log = open(temp / "head.log", "w")  # noqa: SIM115 - open for the head's whole life
+    head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", str(port), "--node-ip-address",
+                             "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
+                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while not _answers(port):
+            assert head.poll() is None and time.monotonic() < deadline, (temp / "head.log").read_text()[-2000:]
+            time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        os.kill(head.pid, signal.SIGTERM)
+        try:
+            head.wait(30)
+        except subprocess.TimeoutExpired:
+            os.kill(head.pid, signal.SIGKILL)
+            head.wait(10)
+        log.close()
+
+
+def _results(outcome) -> list[tuple]:
+    return [(t["number"], t["params"], t["value"], t["state"]) for t in outcome["trials"]]
+
+
+@pytest.fixture(scope="module")
+def in_process():
+    # set up before the per-test runs folder exists: it keeps no runs, only the trials' numbers
+    return run_search(SPEC.replace(keep_runs=False), SerialExecutor())
+
+
+def test_two_local_processes_give_the_same_trials(in_process, monkeypatch):
+    # a spawned worker re-runs the parent's __main__ by path: here pytest's, which must not run again
+    monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
+    outcome = run_search(SPEC, ProcessExecutor(2))
+    assert _results(outcome) == _results(in_process)
+    workers = {t["worker"] for t in outcome["trials"]}
+    assert len(workers) == 2 and outcome["driver"] not in workers   # two processes, neither the driver
+
+
+def test_ray_tasks_on_a_cluster_give_the_same_trials(in_process, ray_head, tmp_path):
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stdout(out), redirect_stderr(err):   # the CLI in this process: --ray connects, runs, disconnects
+        code = cli.main(["search", *ARGS, "--ray", ray_head, "--json", "--storage", f"sqlite:///{tmp_path / 's.db'}"])
+    assert code == 0, err.getvalue()
+    data = json.loads(out.getvalue())
+    assert [(t["number"], t["params"], t["value"], t["state"]) for t in data["trials"]] == _results(in_process)
+    workers = {t["worker"] for t in data["trials"]}
+    assert data["driver"] not in workers and all(w.rpartition(":")[2].isdigit() for w in workers)
+    assert "4/4 trials" in err.getvalue() and data["best"]["value"] == min(t["value"] for t in data["trials"])

@@ -1,0 +1,106 @@
+"""The Search page's questions: which settings to search and over what, how many trials, which sampler
+and pruner. The fixed settings are the shared config and training widgets (ui/widgets.py,
+ui/train_settings.py), so a search starts from the model the other pages show. Each dimension is typed
+as on the command line (`1e-4:1e-2:log`, `16, 32, 64`) and checked by the same parser."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from explorer.search import FIELDS, SAMPLERS, SearchSpec
+from explorer.search.space import parse_space
+from explorer.search.trial import PRUNERS
+from ui.links import SHARED, state_value
+from ui.model_config import CFG, config_values, current_task, vector_width
+from ui.train_settings import settings_values
+
+SEARCH_FIELDS = "search_fields"       # the settings searched (in the URL)
+SEARCH_SPACE = "search_space"         # prefix of each one's range or choices: "search_space_lr"
+SEARCH_TRIALS, SEARCH_STEPS = "search_trials", "search_steps"
+SEARCH_SAMPLER, SEARCH_PRUNER, SEARCH_SEED = "search_sampler", "search_pruner", "search_seed"
+NUMBERS = {SEARCH_TRIALS: (1, 40, 8), SEARCH_STEPS: (10, 2000, 200), SEARCH_SEED: (0, 9999, 0)}
+MAX_WORK = 24_000                     # trials x steps one search may take on a shared server
+DEFAULT_FIELDS = ["lr", "d_model"]
+EXAMPLES = {"d_model": "16, 32, 64", "n_heads": "1, 2, 4", "n_layers": "1, 2", "d_ff": "32, 64, 128",
+            "pos_encoding": "sinusoidal, rope, none", "norm": "pre, post", "activation": "relu, gelu",
+            "dropout": "0:0.3", "lr": "1e-4:1e-2:log", "steps": "100, 200", "batch_size": "16, 32, 64",
+            "warmup": "0:100", "label_smoothing": "0:0.2", "weight_decay": "0:0.1", "seed": "0, 1, 2"}
+SAMPLER_LABELS = {"tpe": "TPE (Bayesian)", "random": "Random", "grid": "Grid (every combination)"}
+PRUNER_LABELS = {"none": "None", "median": "Median", "halving": "Successive halving"}
+MODEL_BASE = ("d_model", "n_heads", "d_ff", "pos_encoding", "norm", "activation", "dropout")
+TRAIN_BASE = ("lr", "batch_size", "warmup", "label_smoothing")
+
+
+def base_of_widgets(space_fields) -> dict:
+    """The fixed settings of every trial: the shared config and training widgets' values."""
+    values, train = config_values(CFG), settings_values()
+    base = {f: values[f] for f in MODEL_BASE}
+    width = vector_width(current_task(CFG))
+    if width is not None:
+        base["d_model"] = width
+    base["n_layers"] = values["n_encoder_layers"]
+    if "d_model" in space_fields and "d_ff" not in space_fields:
+        base.pop("d_ff")  # d_ff follows d_model (2x), as in the sweep
+    base.update({f: train[f] for f in TRAIN_BASE})
+    return base
+
+
+def space_widgets() -> tuple[list[str], list[str]]:
+    """The settings to search and their specs (`["lr=1e-4:1e-2:log", ...]`)."""
+    fields = st.multiselect("Settings to search", list(FIELDS), default=DEFAULT_FIELDS, key=SEARCH_FIELDS,
+                            **SHARED, help="Every other setting stays as set below (Fixed settings).")
+    specs, cols = [], st.columns(3)
+    for i, name in enumerate(fields):
+        text = cols[i % 3].text_input(name, EXAMPLES[name], key=f"{SEARCH_SPACE}_{name}", **SHARED,
+                                      help="A range LOW:HIGH (add :log for a log scale), or choices A, B, C.")
+        specs.append(f"{name}={text}")
+    return fields, specs
+
+
+def run_widgets() -> dict:
+    """Trials, steps per trial, sampler, pruner and seed."""
+    n = NUMBERS
+    cols = st.columns([1, 1, 1.4, 1.4, 1])
+    out = {"trials": cols[0].number_input("Trials", *n[SEARCH_TRIALS], key=SEARCH_TRIALS, **SHARED,
+                                          help="Finished trials the study holds at the end; a study started "
+                                               "before runs only the ones it lacks."),
+           "steps": cols[1].number_input("Steps per trial", *n[SEARCH_STEPS], step=50, key=SEARCH_STEPS, **SHARED),
+           "sampler": cols[2].selectbox("Sampler", SAMPLERS, format_func=SAMPLER_LABELS.get, key=SEARCH_SAMPLER,
+                                        **SHARED, help="TPE learns from the trials so far; grid tries every "
+                                                       "combination of listed values."),
+           "pruner": cols[3].selectbox("Pruning", PRUNERS, format_func=PRUNER_LABELS.get, key=SEARCH_PRUNER,
+                                       **SHARED, help="Stop poor trials early, from their validation metric "
+                                                      "during training."),
+           "seed": cols[4].number_input("Seed", *n[SEARCH_SEED], key=SEARCH_SEED, **SHARED,
+                                        help="The sampler's; trial n trains with seed × 10000 + n.")}
+    return out
+
+
+def build_spec(fields, specs, run: dict, owner: str) -> tuple[SearchSpec | None, str | None]:
+    """(spec, None) or (None, what is wrong and what is valid). The study is this visitor's own:
+    its name starts with the owner, so the same settings resume it and nobody else adds to it."""
+    preset = state_value(f"{CFG}_task", "reversal-fast")
+    try:
+        parse_space(specs)
+        if run["trials"] * run["steps"] > MAX_WORK:
+            raise ValueError(f"{run['trials']} trials x {run['steps']} steps is more than one search may take "
+                             f"here ({MAX_WORK:,} steps); use fewer trials or steps, or the command line")
+        spec = SearchSpec(task=preset, space=tuple(specs), trials=int(run["trials"]), steps=int(run["steps"]),
+                          sampler=run["sampler"], pruner=run["pruner"], seed=int(run["seed"]),
+                          base=base_of_widgets(fields))
+        return spec.replace(study=f"u{owner[:8]}-{spec.study_name()}"), None
+    except ValueError as err:
+        return None, str(err)
+
+
+def command_line(spec: SearchSpec) -> str:
+    """The same search from a terminal (its own study: the app's is this visitor's)."""
+    space = " ".join(f"--space '{d.spec()}'" for d in spec.dims().values())
+    extra = "".join(f" --{k} {v}" for k, v, default in (("sampler", spec.sampler, "tpe"),
+                                                        ("pruner", spec.pruner, "none"), ("seed", spec.seed, 0))
+                    if v != default)
+    return f"python -m explorer search --task {spec.task} --trials {spec.trials} {space} --steps {spec.steps}{extra}"
+
+
+__all__ = ["SEARCH_FIELDS", "SEARCH_SPACE", "SEARCH_TRIALS", "SEARCH_STEPS", "SEARCH_SAMPLER", "SEARCH_PRUNER",
+           "SEARCH_SEED", "NUMBERS", "base_of_widgets", "space_widgets", "run_widgets", "build_spec", "command_line"]
