@@ -32,6 +32,7 @@ from . import checkpoints
 from .checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
 from .inspect import blocks
 from .resume import load_state, save_state
+from .snapshots import save_snapshots
 from .tasks import Task, TaskConfig, make_task
 from .train_config import TrainConfig
 from .training import StepMetrics, TrainState
@@ -42,8 +43,10 @@ NAMES_FILE = ".names"   # hidden: run names never start with a dot
 
 
 def runs_dir() -> Path:
-    """$EXPLORER_RUNS_DIR, else <repo>/runs; created on demand."""
-    path = Path(os.environ.get("EXPLORER_RUNS_DIR") or Path(__file__).parent.parent / "runs")
+    """$EXPLORER_RUNS_DIR, else <repo>/runs in a checkout, else ./runs (an installed explorer); created on demand."""
+    checkout = Path(__file__).parent.parent
+    default = checkout / "runs" if (checkout / "pyproject.toml").is_file() else Path.cwd() / "runs"
+    path = Path(os.environ.get("EXPLORER_RUNS_DIR") or default)
     path.mkdir(parents=True, exist_ok=True)
     return path
 
@@ -141,6 +144,7 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
         pd.DataFrame([r.to_row(labels) for r in history]).to_csv(path / METRICS_FILE, index=False)
         if state is not None:
             save_state(path, state)
+        save_snapshots(path, (r.snapshot for r in history))  # the time-lapse of a saved run (report, figure)
         save_checkpoint(path, model, meta)  # meta.json last: its presence marks a complete run
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)

@@ -2,13 +2,11 @@
 
 import streamlit as st
 
-from explorer import runs
+from explorer import runs, timelapse
 from explorer.evaluation import AttentionSnapshot
-from explorer.figures.attention import attention_heatmap, z_slider
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
 from explorer.gradients import grad_norm_table
-from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
@@ -158,10 +156,7 @@ def curves(job: TrainingJob, hist) -> None:
 
 
 def expected(job: TrainingJob, snap: AttentionSnapshot):
-    """(Q, K) cells the task calls right for the snapshot's example (cross-attention only), or None."""
-    if snap.kind != "cross":
-        return None
-    return job.task.expected_cross_attention(job.task.example("val", 0)[0])
+    return timelapse.expected(job.task, snap)
 
 
 def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, int]:
@@ -180,7 +175,7 @@ def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, in
                           help="Best match: the head whose attention is closest to what the task needs "
                                "(or the most focused one when the task expects nothing).")
     if picked in (None, BEST_HEAD):  # None: the box was cleared
-        return train_view.best_head(last.pattern, expected(job, last))
+        return timelapse.focus_head(last.pattern, expected(job, last))
     return picked
 
 
@@ -202,12 +197,7 @@ def attention(job: TrainingJob) -> None:
 
 def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: int):
     """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
-    kind, last = snaps[-1].kind, snaps[-1]
-    titles = [f"{ATTENTION_KINDS[kind]} · L{layer} H{head} · step {s.step}" for s in snaps]
-    slider = None if len(snaps) == 1 else z_slider(
-        [str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps], titles, len(snaps) - 1)
-    return attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
-                             expected=expected(job, last), slider=slider, play=True)
+    return timelapse.timelapse_figure(job.task, snaps, layer, head)
 
 
 def gradients(hist) -> None:

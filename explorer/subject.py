@@ -1,0 +1,63 @@
+"""What a report or an exported figure is about: a model with its task, recipe, history and snapshots.
+
+`open_subject(name)` finds a shipped model (pretrained/) or a saved run (runs/) by name; the app builds
+one from a model it holds (`Subject(...)`). Nothing here draws.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+from torch import nn
+
+from .checkpoints import CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
+from .evaluation import AttentionSnapshot
+from .runs import list_runs, load_run, run_folder
+from .snapshots import load_snapshots
+from .tasks import Task, TaskConfig, make_task
+
+
+@dataclass(frozen=True)
+class Subject:
+    name: str
+    source: str                 # "shipped", "run" or "session" (a run the app holds in memory only)
+    model: nn.Module
+    task: Task
+    train: dict = field(default_factory=dict)     # the recipe: TrainConfig as a dict ({} when unknown)
+    final: dict = field(default_factory=dict)     # the last metrics recorded (meta.json "final"/"metrics")
+    history: pd.DataFrame = field(default_factory=pd.DataFrame)   # one row per step
+    snapshots: tuple[AttentionSnapshot, ...] = ()
+
+
+def names() -> tuple[list[str], list[str]]:
+    """(shipped model names, saved run names), each as the CLI accepts them."""
+    return [e["name"] for e in pretrained_manifest()], [r.name for r in list_runs()]
+
+
+def open_subject(name: str) -> Subject:
+    """A shipped model by its manifest name, else a saved run by its folder name (shipped names win).
+    ValueError says what exists."""
+    shipped, _ = names()
+    try:
+        if name in shipped:
+            model, meta = load_pretrained(name)
+            history = pretrained_history(name)
+            final = meta.get("metrics") or {}
+            return Subject(name, "shipped", model, make_task(TaskConfig.from_dict(meta["task"])),
+                           dict(meta.get("train") or {}), dict(final) if isinstance(final, dict) else {},
+                           history if history is not None else pd.DataFrame())
+        try:
+            folder = run_folder(name)
+        except (ValueError, FileNotFoundError):
+            _, saved = names()
+            raise ValueError(f"no shipped model or saved run named {name!r}; shipped: {', '.join(shipped) or 'none'}; "
+                             f"saved runs: {', '.join(saved[:8]) or 'none'}{' …' if len(saved) > 8 else ''}") from None
+        model, meta, history = load_run(name)
+        return Subject(name, "run", model, make_task(TaskConfig.from_dict(meta["task"])), dict(meta.get("train") or {}),
+                       dict(meta.get("final") or {}), history, tuple(load_snapshots(folder)))
+    except CheckpointError as e:
+        raise ValueError(str(e)) from None
+
+
+__all__ = ["Subject", "names", "open_subject"]
