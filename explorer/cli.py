@@ -16,6 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from . import export_cli
 from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
@@ -241,6 +242,10 @@ COMMANDS: dict[str, Command] = {
                           experiments_cli.add_arguments, experiments_cli.run_command),
     "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
                        lessons_cli.add_arguments, lessons_cli.run_command),
+    "report": Command("write a report of a shipped model or a run: one self-contained HTML file that opens offline",
+                      export_cli.add_report_arguments, export_cli.run_report),
+    "figure": Command("export one of the app's figures as PNG or SVG for slides (the time-lapse also as GIF)",
+                      export_cli.add_figure_arguments, export_cli.run_figure),
 }
 
 

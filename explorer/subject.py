@@ -17,6 +17,8 @@ from .runs import list_runs, load_run, run_folder
 from .snapshots import load_snapshots
 from .tasks import Task, TaskConfig, make_task
 
+FINAL_COLUMNS = ("step", "loss", "token_acc", "seq_acc", "val_loss", "val_token_acc", "val_exact", "elapsed")
+
 
 @dataclass(frozen=True)
 class Subject:
@@ -35,10 +37,22 @@ def names() -> tuple[list[str], list[str]]:
     return [e["name"] for e in pretrained_manifest()], [r.name for r in list_runs()]
 
 
+def from_job(job) -> Subject:
+    """A training job of the app (explorer.jobs.TrainingJob) as it stands: its model, recipe, history, snapshots."""
+    history = job.history_frame()
+    final = {k: v.item() if hasattr(v, "item") else v for k, v in history.iloc[-1].items()} if len(history) else {}
+    return Subject(job.run_name or job.name, "session", job.model, job.task, job.train_cfg.to_dict(),
+                   {k: v for k, v in final.items() if k in FINAL_COLUMNS}, history, tuple(job.snapshots()))
+
+
 def open_subject(name: str) -> Subject:
-    """A shipped model by its manifest name, else a saved run by its folder name (shipped names win).
-    ValueError says what exists."""
+    """A shipped model by its manifest name, else a saved run by its folder name (shipped names win; the
+    prefixes "shipped:" and "run:" say which). ValueError says what exists."""
     shipped, _ = names()
+    kind, _, bare = name.partition(":") if name.startswith(("shipped:", "run:")) else ("", "", name)
+    if kind == "run":
+        shipped = []
+    name = bare
     try:
         if name in shipped:
             model, meta = load_pretrained(name)
@@ -48,6 +62,8 @@ def open_subject(name: str) -> Subject:
                            dict(meta.get("train") or {}), dict(final) if isinstance(final, dict) else {},
                            history if history is not None else pd.DataFrame())
         try:
+            if kind == "shipped":
+                raise FileNotFoundError(name)
             folder = run_folder(name)
         except (ValueError, FileNotFoundError):
             _, saved = names()
@@ -60,4 +76,4 @@ def open_subject(name: str) -> Subject:
         raise ValueError(str(e)) from None
 
 
-__all__ = ["Subject", "names", "open_subject"]
+__all__ = ["Subject", "names", "open_subject", "from_job", "FINAL_COLUMNS"]

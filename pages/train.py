@@ -10,7 +10,9 @@ from explorer.gradients import grad_norm_table
 from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
+from explorer.subject import from_job
 from ui import (
+    exports,
     frame,
     links,
     model_config,
@@ -95,6 +97,10 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | No
     row.button("In use on every page" if in_use else "Use this model", key="train_use", icon=":material/check:",
                on_click=models.select_run, args=(offered,), disabled=offered is None or in_use,
                help="Select this run in the sidebar, so every page looks inside it.")
+    exports.report_button(row, lambda: from_job(job), job.run_name or job.name if job else "run", "train_report",
+                          disabled=job is None or not job.ended,
+                          help="This run's report as one HTML file that opens offline: config, recipe, curves, "
+                               "attention, time-lapse, gradients, entropy, metrics (once the run has stopped).")
     running, waiting = pool_counts()
     row.caption(f"Server: {running} training, {waiting} waiting")
     error = training_job.take_error()
