@@ -36,6 +36,10 @@ ACCURACY = {"token_acc": "train accuracy", "val_token_acc": "validation accuracy
             "val_exact": "validation exact match"}
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
 def _example(s: Subject, example: int):
     return s.task.example("val", example)                           # (src, target); ValueError names the range
 
@@ -49,9 +53,9 @@ def attention_view(s: Subject, example: int = 0) -> views_data.AttentionView:
 def mosaic(view: views_data.AttentionView, kind: str) -> go.Figure:
     """Every head of one attention kind, as the Attention page's mosaic (without its click targets)."""
     n_l, n_h = view.patterns[kind].shape[:2]
+    title = f"{ATTENTION_KINDS[kind]}: {_plural(n_l, 'layer')} × {_plural(n_h, 'head')}"
     return attention_mosaic(views_data.masked_for_mosaic(view.patterns[kind], view.masks[kind]), view.q_labels[kind],
-                            view.k_labels[kind], title=f"{ATTENTION_KINDS[kind]}: {n_l} layers × {n_h} heads",
-                            mask=view.masks[kind])
+                            view.k_labels[kind], title=title, mask=view.masks[kind])
 
 
 def attention_mosaics(s: Subject, example: int = 0) -> dict[str, go.Figure]:

@@ -37,7 +37,7 @@ td.num { text-align: right; font-variant-numeric: tabular-nums; }
 
 def _cell(value) -> str:
     if isinstance(value, float):
-        text = "—" if math.isnan(value) else f"{value:.4g}"
+        text = "—" if math.isnan(value) else f"{value:.6g}"
         return f'<td class="num">{text}</td>'
     if isinstance(value, int) and not isinstance(value, bool):
         return f'<td class="num">{value:,}</td>'
