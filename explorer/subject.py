@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 from torch import nn
 
-from .checkpoints import PRETRAINED_DIR, CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
+from . import checkpoints
+from .checkpoints import CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
 from .evaluation import AttentionSnapshot
 from .runs import list_runs, load_run, run_folder
 from .snapshots import load_snapshots
@@ -67,8 +68,8 @@ def open_subject(name: str) -> Subject:
             folder = run_folder(name)
         except (ValueError, FileNotFoundError):
             all_shipped, saved = names()
-            found = ", ".join(all_shipped) or (f"none (no {PRETRAINED_DIR}: set EXPLORER_PRETRAINED_DIR to a "
-                                               "checkout's pretrained/ folder)")
+            found = ", ".join(all_shipped) or (f"none (no {checkpoints.PRETRAINED_DIR}: set EXPLORER_PRETRAINED_DIR "
+                                               "to a checkout's pretrained/ folder)")
             raise ValueError(f"no shipped model or saved run named {name!r}; shipped: {found}; "
                              f"saved runs: {', '.join(saved[:8]) or 'none'}{' …' if len(saved) > 8 else ''}") from None
         model, meta, history = load_run(name)
