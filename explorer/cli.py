@@ -15,6 +15,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import export_cli
 from .checkpoints import CheckpointError
@@ -250,7 +251,9 @@ COMMANDS: dict[str, Command] = {
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m explorer", description="Transformer Explorer")
+    script = Path(sys.argv[0]).name == "explorer"  # the console script of `pip install .`
+    parser = argparse.ArgumentParser(prog="explorer" if script else "python -m explorer",
+                                     description="Transformer Explorer")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, cmd in COMMANDS.items():
         p = sub.add_parser(name, help=cmd.help, description=cmd.help)
