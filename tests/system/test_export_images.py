@@ -2,32 +2,21 @@
 export promises (presentation width, the figure's own height; PNG at 2x)."""
 
 import io
-import os
 import struct
-import subprocess
-import sys
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 from PIL import Image
 
+from explorer import cli
 from explorer.figure_kinds import build_figure
 from explorer.images import PNG_SCALE, WIDTH, render, size
 from explorer.subject import open_subject
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
 
-REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(*args):
-    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=REPO, capture_output=True, text=True,
-                          env=dict(os.environ), timeout=300)
-
 
 def test_figure_command_writes_a_png_at_twice_presentation_size(tmp_path):
     out = tmp_path / "attention.png"
-    done = _cli("figure", "attention", "--model", "reversal-fast", "--example", "2", "--out", str(out))
-    assert done.returncode == 0, done.stderr
+    assert cli.main(["figure", "attention", "--model", "reversal-fast", "--example", "2", "--out", str(out)]) == 0
     data = out.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and data[12:16] == b"IHDR"
     width, height = struct.unpack(">II", data[16:24])
@@ -50,8 +39,7 @@ def test_time_lapse_gif_has_a_frame_per_snapshot(tmp_path, monkeypatch):
     save_tiny_run()
     fig = build_figure("timelapse", open_subject("tiny-lapse"))
     out = tmp_path / "lapse.gif"
-    done = _cli("figure", "timelapse", "--model", "tiny-lapse", "--out", str(out))
-    assert done.returncode == 0, done.stderr
+    assert cli.main(["figure", "timelapse", "--model", "tiny-lapse", "--out", str(out)]) == 0
     gif = Image.open(io.BytesIO(out.read_bytes()))
     assert gif.format == "GIF" and gif.n_frames == len(SNAPSHOT_STEPS) and gif.size == size(fig)
     frames = []
