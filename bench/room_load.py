@@ -1,19 +1,21 @@
 """A class in one room under load: 1 teacher and N students on one server while 2 training jobs run.
 
-    python bench/room_load.py [--students 30] [--rounds 3] [--no-training] [--train-steps 12000]
+    python bench/room_load.py [--students 30] [--browsers 2] [--rounds 3] [--no-training] [--train-steps 12000]
 
-One `streamlit run app.py` on a loopback port (runs in a temp dir), one headless Chromium with a browser
-context per person (a student's seat comes from a cookie, so a context is a student). Two more contexts
-start a long run each on the Train page (`train?train_steps=...`), as two classmates would; they keep
-training (and their pages keep polling) through the measurements.
+One `streamlit run app.py` on a loopback port (runs in a temp dir). The teacher, `--browsers` of the
+students and two classmates training (`train?train_steps=...`, the two slots) are headless Chromium
+contexts; the other students are `bench/room_client.py` tabs: Streamlit's websocket protocol as the
+frontend speaks it, so each costs the server what a tab costs and the bench machine almost nothing
+(in a class each student's browser is on its own device; 31 renderers on these 2 cores starved the
+server, bench/README.md). A student's seat comes from its owner cookie, so a context or client is a student.
 
 Each round: the teacher opens a fresh room on module6 step 1 (`teach=1`), every student opens
 `lessons?room=CODE` and is rendered; the teacher clicks Next (step 2, a 3-choice question computed without
 experiments); then every student locks a choice, the teacher's count reaches "N of N predicted", and the
-teacher clicks Reveal. Measured per student, on one clock (`Date.now()`: every page is on this machine):
-- follow: from the teacher's click on Next to the new step's title painted on the student's page;
-- reveal: from the teacher's click on Reveal to the answer (`.st-key-lesson_result`) painted there.
-"Painted" is two animation frames after the DOM change, seen by a MutationObserver in the page.
+teacher clicks Reveal. Measured per student, on one clock (`Date.now()`: everything is on this machine):
+- follow: from the teacher's click on Next to the new step's title on the student's page (a browser:
+  painted, two animation frames after the DOM change; a protocol student: its delta received);
+- reveal: from the teacher's click on Reveal to the answer (`lesson_result`) there, the same way.
 A fresh room each round because a reveal is final: a room shows a revealed step revealed for good.
 
 Also printed: the teacher's own page for the same clicks, the server's RSS and threads (itself and its
@@ -39,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
+from bench.room_client import Student  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS  # noqa: E402
 from tests.browser.test_browser import TIMEOUT_MS, streamlit_server  # noqa: E402
 from tests.browser.test_browser import _wait_rendered as settle  # noqa: E402
@@ -138,23 +141,37 @@ def open_room(teacher, url: str) -> str:
     return teacher.locator(".st-key-room_code").inner_text().split("Room")[-1].strip()
 
 
-def seat_students(students, url: str, code: str, batch: int = 6) -> None:
+def seat_students(pages, url: str, code: str, n_clients: int, batch: int = 6) -> list[Student]:
     """Students arrive a few at a time: 30 first loads at once on 2 cores time a navigation out."""
-    for start in range(0, len(students), batch):
-        for page in students[start:start + batch]:
+    for start in range(0, len(pages), batch):
+        for page in pages[start:start + batch]:
             page.goto(f"{url}/lessons?room={code}", wait_until="commit", timeout=TIMEOUT_MS)
-        for page in students[start:start + batch]:
+        for page in pages[start:start + batch]:
             try:
                 settle(page)
             except PlaywrightTimeout:   # an overloaded machine: give it once more, and say so
                 print(f"  a student's page not rendered within {TIMEOUT_MS / 1000:.0f} s; waiting again", flush=True)
                 settle(page)
+    clients = [Student(url, f"{code}-bench-student-{i:04d}", f"room={code}") for i in range(n_clients)]
+    for start in range(0, n_clients, batch):
+        for client in clients[start:start + batch]:
+            client.start()
+        for client in clients[start:start + batch]:
+            if not client.wait_rendered(TIMEOUT_MS / 1000):
+                print(f"  a protocol student not rendered within {TIMEOUT_MS / 1000:.0f} s", flush=True)
+    return clients
 
 
-def wait_count(teacher, text: str) -> float:
+def wait_count(teacher, text: str) -> float | None:
+    """Seconds until the teacher's count says `text`; None (and what it says) after WAIT_S."""
     t0 = time.perf_counter()
-    teacher.wait_for_function(f"() => document.querySelector('.st-key-room_count')?.textContent.includes({text!r})",
-                              timeout=WAIT_S * 1000)
+    try:
+        teacher.wait_for_function(f"() => document.querySelector('.st-key-room_count')?.textContent"
+                                  f".includes({text!r})", timeout=WAIT_S * 1000)
+    except PlaywrightTimeout:
+        shown = teacher.locator(".st-key-room_count").all_inner_texts()
+        print(f"  the count never said {text!r} within {WAIT_S:.0f} s: it says {shown}", flush=True)
+        return None
     return time.perf_counter() - t0
 
 
@@ -166,15 +183,17 @@ def click(page, selector: str) -> int:
     return page.evaluate("() => window.__clicked")
 
 
-def collect(pages, read: str) -> list[float | None]:
-    """Each page's `read` (an expression giving {dom, painted} or null), waited for up to WAIT_S in all."""
-    deadline, out = time.monotonic() + WAIT_S, [None] * len(pages)
+def collect(pages, read: str, clients: list[Student] = (), got=None) -> list[float | None]:
+    """Each page's `read` (an expression giving {dom, painted} or null) and each client's `got(client)`,
+    waited for up to WAIT_S in all; pages first, then clients."""
+    deadline, out = time.monotonic() + WAIT_S, [None] * (len(pages) + len(clients))
     while time.monotonic() < deadline and any(v is None for v in out):
         for i, page in enumerate(pages):
             if out[i] is None:
-                t = page.evaluate(f"() => {{ const t = {read}; return t && t.painted; }}")
-                out[i] = t
-        time.sleep(0.5)
+                out[i] = page.evaluate(f"() => {{ const t = {read}; return t && t.painted; }}")
+        for i, client in enumerate(clients, len(pages)):
+            out[i] = got(client)
+        time.sleep(0.2)
     for i, page in enumerate(pages):
         if out[i] is None:   # say what the page shows instead
             state = page.evaluate("() => [document.querySelector('[data-testid=stApp]')?.getAttribute("
@@ -183,28 +202,44 @@ def collect(pages, read: str) -> list[float | None]:
             main = page.locator("[data-testid=stMain]").inner_text()[:400].replace("\n", " | ")
             print(f"  MISSED page {i}: script {state[0]}, title {state[1]!r}, titles seen {state[2]}, "
                   f"result {state[3]}; it shows: {main}", flush=True)
+    for i, client in enumerate(clients, len(pages)):
+        if out[i] is None:
+            print(f"  MISSED protocol student {i}: titles {list(client.titles)}, result {client.result}, "
+                  f"runs {client.runs}, errors {client.errors[:2]}", flush=True)
     return out
 
 
-def one_round(teacher, students, url: str, clocks: Clocks, title: str) -> dict:
+def lock_clients(clients: list[Student]) -> None:
+    """Each protocol student picks a choice, waits for that rerun, then locks it, as a hand on a phone."""
+    for i, client in enumerate(clients):
+        runs = client.full_runs
+        client.pick("lesson_choice", i % 3)
+        deadline = time.monotonic() + WAIT_S
+        while client.full_runs == runs and time.monotonic() < deadline:
+            time.sleep(0.05)
+        client.click("lesson_lock")
+
+
+def one_round(teacher, pages, url: str, clocks: Clocks, title: str, n_clients: int) -> dict:
     code = open_room(teacher, url)
-    seat_students(students, url, code)
-    n = len(students)
+    clients = seat_students(pages, url, code, n_clients)
+    n = len(pages) + n_clients
     wait_count(teacher, f"{n} student{'s' if n != 1 else ''} in the room")
     teacher.wait_for_timeout(2000)   # at rest, as a class waiting for the teacher
     before = clocks.now()
     clicked = click(teacher, ".st-key-lesson_next button")
-    painted = collect(students, f"window.__titles[{title!r}]")
+    painted = collect(pages, f"window.__titles[{title!r}]", clients, lambda c: c.titles.get(title))
     mine = collect([teacher], f"window.__titles[{title!r}]")[0]
     after = clocks.now()
     follow = [None if t is None else (t - clicked) / 1000 for t in painted]
     follow_cpu = (after[0] - before[0], after[1] - before[1])
-    for page in students:
+    for page in pages:
         settle(page)
+    time.sleep(1.0)   # the protocol students' follow runs end
     lost = 0
-    for i, page in enumerate(students):   # the class picks its answers, then locks them
+    for i, page in enumerate(pages):   # the class picks its answers, then locks them
         page.locator(".st-key-lesson_choice [role=radiogroup] label").nth(i % 3).click()
-    for i, page in enumerate(students):
+    for i, page in enumerate(pages):
         lock = page.locator(".st-key-lesson_lock button:visible")
         for _ in range(5):   # a pick the page lost (Lock still disabled 10 s on) is picked again, and counted
             try:
@@ -216,19 +251,23 @@ def one_round(teacher, students, url: str, clocks: Clocks, title: str) -> dict:
                 print(f"  student {i}: Lock still disabled 10 s after the pick ({checked} choice checked); "
                       "picking again", flush=True)
                 page.locator(".st-key-lesson_choice [role=radiogroup] label").nth(i % 3).click()
+    lock_clients(clients)
     counted = wait_count(teacher, f"{n} of {n} predicted")
     settle(teacher)
     teacher.wait_for_timeout(1500)
     before = clocks.now()
     clicked_reveal = click(teacher, ".st-key-lesson_reveal button")
-    shown = collect(students, "window.__result")
+    shown = collect(pages, "window.__result", clients, lambda c: c.result)
     mine_reveal = collect([teacher], "window.__result")[0]
     after = clocks.now()
+    errors = [f"protocol student: {e}" for c in clients for e in c.errors]
+    for client in clients:
+        client.close()
     return dict(code=code, follow=follow, teacher_follow=None if mine is None else (mine - clicked) / 1000,
                 reveal=[None if t is None else (t - clicked_reveal) / 1000 for t in shown],
                 teacher_reveal=None if mine_reveal is None else (mine_reveal - clicked_reveal) / 1000,
                 follow_cpu=follow_cpu, reveal_cpu=(after[0] - before[0], after[1] - before[1]),
-                counted=counted, lost=lost, load=load())
+                counted=counted, lost=lost, load=load(), errors=errors, browsers=len(pages))
 
 
 def train(page, url: str, steps: int, seed: int) -> int:
@@ -284,6 +323,7 @@ def summary(values: list[float | None]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=30)
+    ap.add_argument("--browsers", type=int, default=2, help="how many of the students are Chromium pages")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--no-training", action="store_true", help="no training jobs on the server")
     ap.add_argument("--train-steps", type=int, default=12_000,
@@ -310,11 +350,12 @@ def main() -> None:
                     teacher = people.page("teacher")
                     open_room(teacher, url)   # the first page of a fresh server imports torch
                     trainers = Trainers(people, url, args.train_steps, 0 if args.no_training else 2)
-                    students = [people.page(f"student{i}") for i in range(args.students)]
+                    n_pages = min(args.browsers, args.students)
+                    students = [people.page(f"student{i}") for i in range(n_pages)]
                     browser_peak = 0
                     for r in range(args.rounds):
                         trainers.keep_going()
-                        rounds.append(one_round(teacher, students, url, clocks, title))
+                        rounds.append(one_round(teacher, students, url, clocks, title, args.students - n_pages))
                         browser_peak = max(browser_peak, pss_mb(clocks.split()[1]))
                         got = rounds[-1]
                         got["training"] = trainers.alive()
@@ -322,7 +363,7 @@ def main() -> None:
                               f"{summary(got['reveal'])}; load {got['load']}; training {got['training']}", flush=True)
                     alive = trainers.alive()
                     thrown = exceptions([teacher, *students, *trainers.pages])
-                    errors = list(people.errors)   # before the server stops: pages then lose it
+                    errors = [*people.errors, *(e for r in rounds for e in r["errors"])]   # pages lose it later
                     browser.close()
         finally:
             browser.close()
@@ -331,7 +372,8 @@ def main() -> None:
     follow = [t for r in rounds for t in r["follow"]]
     reveal = [t for r in rounds for t in r["reveal"]]
     jobs = "none" if args.no_training else f"2, still training at the end: {alive}; runs (steps) {trainers.started}"
-    print(f"\n{args.students} students, {args.rounds} rounds, training jobs: {jobs}")
+    print(f"\n{args.students} students ({n_pages} in Chromium, the first of each list below), {args.rounds} rounds, "
+          f"training jobs: {jobs}")
     print(f"follow (teacher's Next -> new step's title painted on a student's page): {summary(follow)}")
     print(f"reveal (teacher's Reveal -> the answer painted on a student's page): {summary(reveal)}")
     for name in ("follow", "reveal"):
@@ -342,7 +384,7 @@ def main() -> None:
             "-" if r[f"teacher_{name}"] is None else f"{r[f'teacher_{name}']:.2f} s" for r in rounds))
         print(f"  {name} window CPU s (server, browser): " + ", ".join(
             f"({s:.1f}, {b:.1f})" for s, b in (r[f"{name}_cpu"] for r in rounds)))
-    counted = ", ".join(f"{r['counted']:.1f}" for r in rounds)
+    counted = ", ".join("-" if r["counted"] is None else f"{r['counted']:.1f}" for r in rounds)
     print(f"teacher's count reached 'N of N predicted' {counted} s after the last lock was clicked; picks lost "
           f"(Lock still disabled 10 s after a click on a choice, picked again): {[r['lost'] for r in rounds]}")
     print(f"server (and children): peak RSS {peak.rss_mb} MB, peak threads {peak.threads}; "

@@ -21,6 +21,7 @@ from . import export_cli
 from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
+from .interpret import cli as interpret_cli
 from .lessons import cli as lessons_cli
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
@@ -243,6 +244,8 @@ COMMANDS: dict[str, Command] = {
                           experiments_cli.add_arguments, experiments_cli.run_command),
     "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
                        lessons_cli.add_arguments, lessons_cli.run_command),
+    "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "
+                         "training", interpret_cli.add_arguments, interpret_cli.run_command),
     "report": Command("write a report of a shipped model or a run: one self-contained HTML file that opens offline",
                       export_cli.add_report_arguments, export_cli.run_report),
     "figure": Command("export one of the app's figures as PNG or SVG for slides (the time-lapse also as GIF)",

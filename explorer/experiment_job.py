@@ -25,7 +25,7 @@ import torch
 
 from .experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
 from .experiments.runner import RESULT_FILE, cache_path, resolve_params
-from .slots import slot_pool
+from .slots import background_priority, slot_pool
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +131,7 @@ class ExperimentJob:
         pool = slot_pool()
         try:
             torch.set_num_threads(1)  # per OS thread; the pool's slot is one core
+            background_priority()
             if pool.wait_turn(self, self._stop):
                 try:
                     result = run_cached(self.name, self.params, progress=self._report, stop=self._stop,

@@ -31,6 +31,7 @@ from .tasks import EOS as TASK_EOS
 from .timelapse import timelapse_figure
 
 MAX_GRAD_STEPS = 200  # as the Train page: a long run still draws quickly
+ABLATION_EXAMPLES = 200  # validation examples a knock-out is measured on, as the Inside the model page
 LOSS = {"loss": "train loss", "val_loss": "validation loss"}
 ACCURACY = {"token_acc": "train accuracy", "val_token_acc": "validation accuracy",
             "val_exact": "validation exact match"}
@@ -144,6 +145,16 @@ def _timelapse(s: Subject, _example: int) -> go.Figure:
     return timelapse_figure(s.task, list(s.snapshots))
 
 
+def _ablation(s: Subject, _example: int) -> go.Figure:
+    """Every head knocked out in turn (zero mode, 200 validation examples): the Inside the model page's grid."""
+    from .figures.interpret import ablation_heatmap
+    from .interpret import ablate
+
+    table = ablate(s.model, s.task, mode="zero", n=ABLATION_EXAMPLES)
+    kinds = [k for k in ATTENTION_KINDS if k in set(table["kind"])]
+    return ablation_heatmap(table, kinds, title=f"What knocking out each head costs {s.name}")
+
+
 @dataclass(frozen=True)
 class FigureKind:
     help: str
@@ -159,6 +170,7 @@ KINDS: dict[str, FigureKind] = {
     "outputs": FigureKind("the output softmax per position (the Outputs page)", _outputs),
     "entropy": FigureKind("the output entropy per position (the Outputs page)", _entropy),
     "timelapse": FigureKind("one head across the run's attention snapshots (Train); .gif animates it", _timelapse),
+    "ablation": FigureKind("exact-match drop with each head knocked out (Inside the model)", _ablation),
 }
 
 

@@ -28,7 +28,7 @@ from torch import nn
 
 from .evaluation import AttentionSnapshot
 from .runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
-from .slots import slot_pool
+from .slots import background_priority, slot_pool
 from .tasks import Task
 from .train_config import TrainConfig
 from .training import StepMetrics, new_state, train_steps
@@ -215,6 +215,7 @@ class TrainingJob:
         pool = slot_pool()
         try:
             torch.set_num_threads(self.train_cfg.threads)  # per OS thread: must happen in the worker
+            background_priority()
             if pool.wait_turn(self, self._stop):
                 try:
                     outcome, reason = self._train()

@@ -144,7 +144,7 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
         pd.DataFrame([r.to_row(labels) for r in history]).to_csv(path / METRICS_FILE, index=False)
         if state is not None:
             save_state(path, state)
-        save_snapshots(path, (r.snapshot for r in history))  # the time-lapse of a saved run (report, figure)
+        save_snapshots(path, [r.snapshot for r in history if r.snapshot is not None])  # heads over training
         save_checkpoint(path, model, meta)  # meta.json last: its presence marks a complete run
     except BaseException:
         shutil.rmtree(path, ignore_errors=True)

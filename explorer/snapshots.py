@@ -1,11 +1,6 @@
-"""A run's attention snapshots on disk, so a saved run can replay how its attention formed.
-
-    <run>/snapshots.safetensors   "pattern": (N, L, H, Q, K) float32, one row per snapshot
-    <run>/snapshots.json          {"kind", "steps", "q_labels", "k_labels"}
-
-Data, not code (safetensors + JSON, as explorer/checkpoints.py). A run trained without
-`snapshot_every`, a resumed run's earlier part and the shipped models have none.
-"""
+"""A run's attention snapshots on disk: `snapshots.safetensors` beside its weights (tensors, and the kind and
+token labels as JSON in the header: data, never pickle), so the heads of a saved run can be followed over
+its training."""
 
 from __future__ import annotations
 
@@ -13,43 +8,42 @@ import json
 from pathlib import Path
 
 import numpy as np
-import safetensors.numpy
+import safetensors.torch
+import torch
 
-from .checkpoints import CheckpointError
 from .evaluation import AttentionSnapshot
 
-PATTERNS_FILE, LABELS_FILE = "snapshots.safetensors", "snapshots.json"
+SNAPSHOTS_FILE = "snapshots.safetensors"
 
 
-def save_snapshots(directory, snapshots) -> bool:
-    """Write the snapshots (all of one kind and shape, as a run records them); False if there are none."""
-    snaps = [s for s in snapshots if s is not None]
+def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:
+    """Write the snapshots (one example, one kind, so one shape) into directory; None when there are none."""
+    snaps = [s for s in snaps if s.pattern.shape == snaps[0].pattern.shape] if snaps else []
     if not snaps:
-        return False
-    directory = Path(directory)
-    stack = np.stack([np.asarray(s.pattern, dtype=np.float32) for s in snaps])    # (N, L, H, Q, K)
-    safetensors.numpy.save_file({"pattern": stack}, str(directory / PATTERNS_FILE))
-    doc = {"kind": snaps[-1].kind, "steps": [int(s.step) for s in snaps],
-           "q_labels": list(snaps[-1].q_labels), "k_labels": list(snaps[-1].k_labels)}
-    (directory / LABELS_FILE).write_text(json.dumps(doc), encoding="utf-8")
-    return True
+        return None
+    path = Path(directory) / SNAPSHOTS_FILE
+    tensors = {"steps": torch.tensor([s.step for s in snaps], dtype=torch.int64),
+               "patterns": torch.from_numpy(np.stack([s.pattern for s in snaps]).astype(np.float16))}  # (N, L, H, Q, K)
+    meta = {"kind": snaps[0].kind, "q_labels": json.dumps(list(snaps[0].q_labels)),
+            "k_labels": json.dumps(list(snaps[0].k_labels))}
+    safetensors.torch.save_file(tensors, str(path), metadata=meta)
+    path.chmod(0o644)   # a shared file, readable like the weights beside it
+    return path
 
 
 def load_snapshots(directory) -> list[AttentionSnapshot]:
-    """The snapshots saved in a run's folder, oldest first; [] when it has none."""
-    directory = Path(directory)
-    if not (directory / PATTERNS_FILE).is_file() or not (directory / LABELS_FILE).is_file():
+    """The snapshots saved in directory, oldest first ([] when it keeps none or the file cannot be read)."""
+    path = Path(directory) / SNAPSHOTS_FILE
+    if not path.is_file():
         return []
     try:
-        doc = json.loads((directory / LABELS_FILE).read_text(encoding="utf-8"))
-        stack = safetensors.numpy.load_file(str(directory / PATTERNS_FILE))["pattern"]
-        steps, kind = [int(s) for s in doc["steps"]], str(doc["kind"])
-        q_labels, k_labels = tuple(map(str, doc["q_labels"])), tuple(map(str, doc["k_labels"]))
-    except Exception as e:  # a hand-edited or truncated file: say so, never a traceback
-        raise CheckpointError(f"the attention snapshots in {directory} cannot be read ({e})") from None
-    if stack.ndim != 5 or len(stack) != len(steps):
-        raise CheckpointError(f"the attention snapshots in {directory} do not match their steps")
-    return [AttentionSnapshot(step, kind, stack[i], q_labels, k_labels) for i, step in enumerate(steps)]
+        with safetensors.safe_open(str(path), framework="pt") as f:
+            meta = f.metadata()
+            steps, patterns = f.get_tensor("steps").tolist(), f.get_tensor("patterns").float().numpy()
+        kind, q, k = meta["kind"], tuple(json.loads(meta["q_labels"])), tuple(json.loads(meta["k_labels"]))
+    except Exception:  # safetensors raises its own error types for a bad file; a broken file shows nothing
+        return []
+    return [AttentionSnapshot(int(step), kind, pattern, q, k) for step, pattern in zip(steps, patterns)]
 
 
-__all__ = ["PATTERNS_FILE", "LABELS_FILE", "save_snapshots", "load_snapshots"]
+__all__ = ["SNAPSHOTS_FILE", "load_snapshots", "save_snapshots"]

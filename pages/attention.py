@@ -20,7 +20,7 @@ from explorer.figures.layout import EXPECTED_COLOUR
 from explorer.figures.results import sweep_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.tasks import EOS
-from ui import frame, inspecting, models, presenter, slider_events, widgets
+from ui import frame, inside, inspecting, models, presenter, slider_events, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -306,6 +306,8 @@ def show(sel, picked) -> None:
     left, right = st.columns([3, 2], gap="large")
     with left:
         focused(view, kind, focus, ref_name, ref, scores, ent, (*context, picked))
+        st.page_link(inside.PAGE, label=f"Does it matter? What knocking out L{focus[0]} H{focus[1]} does",
+                     icon=":material/biotech:", query_params=inside.ablation_link(kind, *focus))
     with right:
         side_panels(view, kind, ref_name, scores, ent)
     score_table(view, view.kinds)

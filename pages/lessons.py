@@ -8,9 +8,12 @@ from ui import frame, lesson_nav, lesson_question, menu, presenter, room
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 
-@st.cache_data(max_entries=128, show_spinner=False)
+@st.cache_resource(max_entries=128, show_spinner=False)
 def step_view(lesson_id: str, index: int, values: tuple):
-    """A step's live view: a pure function of the lesson, the step and its control values."""
+    """A step's live view: a pure function of the lesson, the step and its control values, the same for
+    everyone and never changed (figures are drawn, never edited), so shared as it is: unpickling a
+    figure from st.cache_data cost a room's students more than the rest of a rerun (bench/README.md,
+    "A class in one room under load")."""
     view = LESSONS[lesson_id].steps[index].view
     return view(dict(values)) if view is not None else None
 

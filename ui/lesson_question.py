@@ -76,10 +76,11 @@ def _result(question: Question) -> Result | None:
     return memo[key]
 
 
-@st.cache_data(max_entries=64, show_spinner=False)
+@st.cache_resource(max_entries=64, show_spinner=False)
 def plain_reveal(lesson_id: str, index: int) -> Reveal:
-    """A reveal computed without an experiment: the same for every student, so a room's reveal computes it
-    once, not once per student at the same moment (bench/README.md, "A class in one room under load")."""
+    """A reveal computed without an experiment: the same for every student and never changed, so a room's
+    reveal computes it once and shares it unpickled, as pages/lessons.py `step_view` (bench/README.md,
+    "A class in one room under load")."""
     return LESSONS[lesson_id].steps[index].question.reveal(None)
 
 

@@ -27,6 +27,7 @@ SECTIONS: dict[str, list[Page]] = {
         Page("pages/attention.py", "Attention", "attention", ":material/grid_view:"),
         Page("pages/outputs.py", "Outputs", "outputs", ":material/bar_chart:"),
         Page("pages/gradients.py", "Gradients", "gradients", ":material/insights:"),
+        Page("pages/inside.py", "Inside the model", "inside", ":material/biotech:"),
     ],
     "Train and compare": [
         Page("pages/train.py", "Train", "train", ":material/model_training:"),
@@ -49,6 +50,8 @@ BLURBS: dict[str, str] = {
                           "task expects, masks and entropy.",
     "pages/outputs.py": "What the model predicts: the output distribution at each position, its entropy, "
                         "and greedy against beam search.",
+    "pages/inside.py": "Which heads matter: knock one out and watch the answer change; the logit lens, activation "
+                       "patching, embedding geometry and heads over training.",
     "pages/train.py": "Train a model live: loss and accuracy curves, an attention head taking shape, "
                       "gradient norms per layer, stop and resume.",
     "pages/gradients.py": "Pre-LN against Post-LN: gradient norms across depth at initialisation and "

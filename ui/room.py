@@ -13,6 +13,7 @@ finds its prediction again. Students poll the room's version once a second and r
 from __future__ import annotations
 
 import hashlib
+import os
 import time
 from dataclasses import dataclass
 
@@ -45,7 +46,12 @@ def _rooms(path: str) -> Rooms:
 
 
 def rooms() -> Rooms:
-    return _rooms(str(runs_dir() / "rooms.sqlite"))
+    return _rooms(_db_path(os.environ.get("EXPLORER_RUNS_DIR")))
+
+
+@st.cache_resource(show_spinner=False)
+def _db_path(configured: str | None) -> str:   # keyed on $EXPLORER_RUNS_DIR: tests change it
+    return str(runs_dir() / "rooms.sqlite")   # runs_dir() creates the folder: once per folder, not every poll
 
 
 @dataclass(frozen=True)
@@ -186,9 +192,6 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
     with st.container(horizontal=True, vertical_alignment="center"):
         with st.container(key=CODE, width="content"):
             st.markdown(f":material/meeting_room: Room **{seat.code}**")
-        with st.popover("Who is here", icon=":material/groups:"):
-            names = rooms().names(seat.code, seat.key)
-            st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
         with st.popover("Invite", icon=":material/qr_code_2:"):
             st.markdown("Students open this link, or scan the code:")
             st.code(link, language=None)
@@ -206,7 +209,7 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
 
 
 def _count(seat: Seat, lesson: Lesson, index: int) -> None:
-    """'23 of 27 predicted', read again every second; the teacher tab's heartbeat too. A tab that gained
+    """'23 of 27 predicted' and who is here, read again every second; the teacher tab's heartbeat too. A tab that gained
     the room (its holder went silent: closed, reloaded, or the server restarted) or lost it (taken over),
     or whose room ended, is drawn again at once: its buttons follow its authority."""
     try:
@@ -216,10 +219,14 @@ def _count(seat: Seat, lesson: Lesson, index: int) -> None:
     if holds != seat.holds:
         st.rerun()
     predicted, joined = rooms().count(seat.code, lesson.id, index)
-    with st.container(key=COUNT):
-        asked = lesson.steps[index].question is not None
-        st.caption(f":material/groups: {predicted} of {joined} predicted" if asked else
-                   f":material/groups: {joined} student{'s' if joined != 1 else ''} in the room")
+    with st.container(horizontal=True, vertical_alignment="center"):
+        with st.container(key=COUNT, width="content"):
+            asked = lesson.steps[index].question is not None
+            st.caption(f":material/groups: {predicted} of {joined} predicted" if asked else
+                       f":material/groups: {joined} student{'s' if joined != 1 else ''} in the room")
+        with st.popover("Who is here", icon=":material/groups:"):   # an open popover stays open as this reruns
+            names = rooms().names(seat.code, seat.key)
+            st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
 
 
 # ----------------------------------------------------------------------------- students

@@ -66,3 +66,14 @@ def test_dark_alone_keeps_the_sidebar_and_the_sizes():
 def test_present_zero_in_the_link_turns_it_off():
     at = open_app(ATTENTION, query={presenter.PRESENT: "0"})
     assert at.session_state[presenter.PRESENT_ON] is False
+
+
+def test_a_step_drawn_on_the_projector_leaves_the_view_every_student_shares_as_built():
+    """pages/lessons.py shares a step's view between sessions unpickled (st.cache_resource): restyling it
+    for one tab's projector must not restyle it for the next tab."""
+    from tests.app.test_app_lessons import open_lesson
+    step = {"lesson": "module6", "step": "2"}   # a heatmap with a colorbar: the projector restyles both
+    plain = figures(open_lesson(step))
+    projected = figures(open_lesson({**step, presenter.PRESENT: "1", presenter.DARK: "1"}))
+    assert projected[0]["layout"]["paper_bgcolor"] == DARK_BG != plain[0]["layout"]["paper_bgcolor"]
+    assert figures(open_lesson(step)) == plain

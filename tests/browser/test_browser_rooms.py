@@ -170,6 +170,9 @@ def test_a_teacher_and_eight_students_follow_lock_and_see_the_reveal(server, chr
     try:
         teacher, code = open_room(contexts[0], url)
         assert title(teacher) == TITLES[0]
+        who = teacher.locator("[data-testid=stPopover] button:has-text('Who is here')")
+        who.click()   # left open while the class arrives: it fills in by itself
+        wait_text(teacher, "[data-testid=stPopoverBody]", "Nobody has joined yet.")
         for i in range(STUDENTS):
             contexts.append(chromium.new_context(viewport=PHONE if i == 0 else DESKTOP))
             contexts[-1].add_init_script(STAMPS)
@@ -184,6 +187,8 @@ def test_a_teacher_and_eight_students_follow_lock_and_see_the_reveal(server, chr
             _wait_rendered(page)
             assert title(page) == TITLES[0]
         wait_count(teacher, f"{STUDENTS} students in the room")
+        wait_text(teacher, "[data-testid=stPopoverBody]", word(NICKNAMES[0]))   # no click of the teacher's since
+        teacher.keyboard.press("Escape")
 
         followed = lags(students, f"h1:{TITLES[1]}", next_step(teacher, 2))
         for page in students:

@@ -28,7 +28,7 @@ def test_a_saved_run_keeps_its_attention_snapshots(run):
     loaded = load_snapshots(info.path)
     assert [s.step for s in loaded] == list(SNAPSHOT_STEPS) == [s.step for s in recorded]
     for a, b in zip(loaded, recorded):
-        np.testing.assert_array_equal(a.pattern, b.pattern)
+        np.testing.assert_allclose(a.pattern, b.pattern, atol=1e-3)   # kept as float16
         assert (a.kind, a.q_labels, a.k_labels) == (b.kind, b.q_labels, b.k_labels)
 
 

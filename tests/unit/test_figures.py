@@ -20,6 +20,15 @@ from explorer.figures.attention import (
 )
 from explorer.figures.curves import line_chart, training_curves
 from explorer.figures.gradients import grad_norm_heatmap, grad_norm_profile
+from explorer.figures.interpret import (
+    ablation_heatmap,
+    cosine_heatmap,
+    embedding_scatter,
+    heads_over_training_lines,
+    lens_heatmap,
+    parts_bars,
+    patching_heatmap,
+)
 from explorer.figures.layout import (
     AXIS_TITLE_PX,
     COLORBAR,
@@ -290,7 +299,19 @@ def _all_figures():
         sweep_heatmap(np.ones((1, 1)), ["a"], ["b"], "x", "y"),
         bar_with_error(["a"], [1.0], [0.1], reference={"a": 1.0}),
         architecture_diagram(ModelConfig()),
+        *_interpret_figures(),
     ]
+
+
+def _interpret_figures():
+    table = pd.DataFrame({"kind": ["cross"] * 3, "layer": [0, 0, 0], "head": pd.array([0, 1, None], "Int64"),
+                          "exact_drop": [0.1, 0.2, 0.9]})
+    lines = pd.DataFrame({"step": [1, 2], "layer": [0, 0], "head": [0, 0], "match": [0.1, 0.5], "entropy": [1, 0.5]})
+    return [ablation_heatmap(table, "cross", focus=("cross", 0, 1)), parts_bars(table),
+            lens_heatmap(np.ones((2, 3)), [["a"] * 3] * 2, ["L0", "L1"], TOKS[:3]),
+            patching_heatmap(np.zeros((2, 3)), TOKS[:3], ["L0", "L1"], "position"),
+            embedding_scatter(np.ones((3, 2)), TOKS[:3], [0.5, 0.2]), embedding_scatter(np.ones((3, 3)), TOKS[:3]),
+            cosine_heatmap(np.eye(3), TOKS[:3]), heads_over_training_lines(lines, "entropy", uniform=1.0)]
 
 
 def _typed_arrays(spec):

@@ -7,6 +7,7 @@ interpreter exit aborts the process); gates that hold a worker are opened first.
 import functools
 import math
 import os
+import sys
 import threading
 import time
 
@@ -289,3 +290,16 @@ def test_the_estimate_comes_from_a_cached_probe_of_this_config(task, monkeypatch
     assert len(calls) == 2  # another batch size is another probe
     huge = REFERENCE_PRESETS["GPT-2 Medium"].config
     assert not estimate_budget(huge, TrainConfig(batch_size=1), task).measured  # never probed: far over the limits
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is a Linux task's")
+def test_a_job_trains_at_background_priority_and_leaves_the_server_threads_as_they_were(task):
+    """Two jobs on two cores would otherwise take the CPU from every page's rerun (explorer/slots.py)."""
+    seen: list[int] = []
+    before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    job = TrainingJob(tiny_model(task), task, quick(steps=3),
+                      on_update=lambda j: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id())))
+    job.start()
+    assert job.join(timeout=60)
+    assert seen and min(seen) >= max(slots.BACKGROUND_NICE, before + 1)
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == before
