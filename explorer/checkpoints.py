@@ -26,7 +26,8 @@ MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
 HISTORY_FILE = "metrics.csv"  # one row per training step (StepMetrics.to_row), where a folder keeps it
 MAX_UPLOAD_BYTES = 50 * 2**20
 MAX_META_BYTES = 2**20
-PRETRAINED_DIR = Path(__file__).parent.parent / "pretrained"
+# An installed explorer ships no models: $EXPLORER_PRETRAINED_DIR names a checkout's pretrained/ (README)
+PRETRAINED_DIR = Path(os.environ.get("EXPLORER_PRETRAINED_DIR") or Path(__file__).parent.parent / "pretrained")
 
 
 class CheckpointError(ValueError):
@@ -232,7 +233,9 @@ def pretrained_manifest() -> list[dict]:
 def load_pretrained(name: str) -> tuple[nn.Module, dict]:
     entries = {e["name"]: e for e in pretrained_manifest()}
     if name not in entries:
-        raise CheckpointError(f"no pretrained model named {name!r}; available: {sorted(entries) or 'none'}")
+        where = "" if entries else (f" (no {PRETRAINED_DIR / 'manifest.json'}: set EXPLORER_PRETRAINED_DIR to a "
+                                    "checkout's pretrained/ folder)")
+        raise CheckpointError(f"no pretrained model named {name!r}; available: {sorted(entries) or 'none'}{where}")
     root = PRETRAINED_DIR.resolve()
     path = (root / entries[name]["path"]).resolve()
     if not path.is_relative_to(root):

@@ -15,7 +15,9 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
+from . import export_cli
 from .checkpoints import CheckpointError
 from .config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from .experiments import cli as experiments_cli
@@ -248,11 +250,17 @@ COMMANDS: dict[str, Command] = {
                        lessons_cli.add_arguments, lessons_cli.run_command),
     "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "
                          "training", interpret_cli.add_arguments, interpret_cli.run_command),
+    "report": Command("write a report of a shipped model or a run: one self-contained HTML file that opens offline",
+                      export_cli.add_report_arguments, export_cli.run_report),
+    "figure": Command("export one of the app's figures as PNG or SVG for slides (the time-lapse also as GIF)",
+                      export_cli.add_figure_arguments, export_cli.run_figure),
 }
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m explorer", description="Transformer Explorer")
+    script = Path(sys.argv[0]).name == "explorer"  # the console script of `pip install .`
+    parser = argparse.ArgumentParser(prog="explorer" if script else "python -m explorer",
+                                     description="Transformer Explorer")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, cmd in COMMANDS.items():
         p = sub.add_parser(name, help=cmd.help, description=cmd.help)

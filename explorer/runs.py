@@ -43,8 +43,10 @@ NAMES_FILE = ".names"   # hidden: run names never start with a dot
 
 
 def runs_dir() -> Path:
-    """$EXPLORER_RUNS_DIR, else <repo>/runs; created on demand."""
-    path = Path(os.environ.get("EXPLORER_RUNS_DIR") or Path(__file__).parent.parent / "runs")
+    """$EXPLORER_RUNS_DIR, else <repo>/runs in a checkout, else ./runs (an installed explorer); created on demand."""
+    checkout = Path(__file__).parent.parent
+    default = checkout / "runs" if (checkout / "pyproject.toml").is_file() else Path.cwd() / "runs"
+    path = Path(os.environ.get("EXPLORER_RUNS_DIR") or default)
     path.mkdir(parents=True, exist_ok=True)
     return path
 

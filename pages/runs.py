@@ -8,8 +8,21 @@ import streamlit as st
 from explorer import runs
 from explorer.figures.curves import training_curves
 from explorer.resume import can_resume
+from explorer.subject import Subject, open_subject
 from explorer.tasks import TASK_PRESETS
-from ui import frame, model_config, models, owner, saved_runs, state, train_settings, train_view, training_job, widgets
+from ui import (
+    exports,
+    frame,
+    model_config,
+    models,
+    owner,
+    saved_runs,
+    state,
+    train_settings,
+    train_view,
+    training_job,
+    widgets,
+)
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -150,6 +163,7 @@ def export(chosen: list[Run]) -> None:
         row.download_button("Checkpoint (zip)", lambda: saved_runs.run_archive(path), file_name=f"{name}.zip",
                             mime="application/zip", key="runs_zip", icon=":material/folder_zip:",
                             on_click="ignore", help="The run's folder: weights (safetensors), meta.json, metrics.")
+    exports.report_button(row, lambda: report_subject(run), name, "runs_report")
     if run.info is not None and can_resume(run.info.path):
         row.button("Resume on Train", key="runs_resume", icon=":material/resume:", on_click=resume, args=(name,),
                    help="Continue this run exactly where it stopped, as a run of your own (the saved one stays).")
@@ -158,6 +172,14 @@ def export(chosen: list[Run]) -> None:
                disabled=refusal is not None, help=refusal or "Delete this run: only its owner can.")
     if refusal:
         row.caption(f":material/lock: {refusal} You can still open it in the sidebar and download it.")
+
+
+def report_subject(run: Run) -> Subject:
+    """What the run's report shows: the saved run (with its snapshots), or the run this session holds."""
+    if run.info is not None:
+        return open_subject(f"run:{run.name}")
+    return Subject(run.name, "session", run.session.model, run.session.task,
+                   history=run.session.history if run.session.history is not None else pd.DataFrame())
 
 
 def resume(name: str) -> None:

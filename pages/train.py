@@ -2,17 +2,17 @@
 
 import streamlit as st
 
-from explorer import runs
+from explorer import runs, timelapse
 from explorer.evaluation import AttentionSnapshot
-from explorer.figures.attention import attention_heatmap, z_slider
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
 from explorer.gradients import grad_norm_table
-from explorer.inspect import ATTENTION_KINDS
 from explorer.jobs import TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
+from explorer.subject import from_job
 from ui import (
+    exports,
     frame,
     links,
     model_config,
@@ -97,6 +97,10 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | No
     row.button("In use on every page" if in_use else "Use this model", key="train_use", icon=":material/check:",
                on_click=models.select_run, args=(offered,), disabled=offered is None or in_use,
                help="Select this run in the sidebar, so every page looks inside it.")
+    exports.report_button(row, lambda: from_job(job), job.run_name or job.name if job else "run", "train_report",
+                          disabled=job is None or not job.ended,
+                          help="This run's report as one HTML file that opens offline: config, recipe, curves, "
+                               "attention, time-lapse, gradients, entropy, metrics (once the run has stopped).")
     running, waiting = pool_counts()
     row.caption(f"Server: {running} training, {waiting} waiting")
     error = training_job.take_error()
@@ -158,10 +162,7 @@ def curves(job: TrainingJob, hist) -> None:
 
 
 def expected(job: TrainingJob, snap: AttentionSnapshot):
-    """(Q, K) cells the task calls right for the snapshot's example (cross-attention only), or None."""
-    if snap.kind != "cross":
-        return None
-    return job.task.expected_cross_attention(job.task.example("val", 0)[0])
+    return timelapse.expected(job.task, snap)
 
 
 def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, int]:
@@ -180,7 +181,7 @@ def pick_head(snaps: list[AttentionSnapshot], job: TrainingJob) -> tuple[int, in
                           help="Best match: the head whose attention is closest to what the task needs "
                                "(or the most focused one when the task expects nothing).")
     if picked in (None, BEST_HEAD):  # None: the box was cleared
-        return train_view.best_head(last.pattern, expected(job, last))
+        return timelapse.focus_head(last.pattern, expected(job, last))
     return picked
 
 
@@ -202,12 +203,7 @@ def attention(job: TrainingJob) -> None:
 
 def heatmap(job: TrainingJob, snaps: list[AttentionSnapshot], layer: int, head: int):
     """The head in the last snapshot; with several, a slider over all of them swaps the heatmap in the browser."""
-    kind, last = snaps[-1].kind, snaps[-1]
-    titles = [f"{ATTENTION_KINDS[kind]} · L{layer} H{head} · step {s.step}" for s in snaps]
-    slider = None if len(snaps) == 1 else z_slider(
-        [str(s.step) for s in snaps], [s.pattern[layer, head] for s in snaps], titles, len(snaps) - 1)
-    return attention_heatmap(last.pattern[layer, head], last.q_labels, last.k_labels, title=titles[-1],
-                             expected=expected(job, last), slider=slider, play=True)
+    return timelapse.timelapse_figure(job.task, snaps, layer, head)
 
 
 def gradients(hist) -> None:

@@ -10,17 +10,11 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
+from explorer.timelapse import focus_head as best_head  # noqa: F401  (moved to the library; old name kept)
+
 TRAIN_HEAD = "train_head"          # live attention: (layer, head) or "best"
 TRAIN_ATTENTION = "train_attention_chart"  # its chart, whose own slider replays the snapshots of a run that ended
 TRAIN_FIGS = "_train_figs"        # figure name -> (what it shows, figure): the live view redraws only changes
-
-
-def best_head(pattern: np.ndarray, expected: np.ndarray | None) -> tuple[int, int]:
-    """(layer, head) of a snapshot (L, H, Q, K) that puts the most weight on the expected cells (Q, K),
-    or, with no expectation, the most focused one (highest mean of each row's largest weight)."""
-    score = (pattern * expected).sum((-2, -1)) if expected is not None else pattern.max(-1).mean(-1)  # (L, H)
-    layer, head = np.unravel_index(int(np.argmax(score)), score.shape)
-    return int(layer), int(head)
 
 
 def reuse_figure(name: str, what: tuple, build: Callable[[], object]):

@@ -8,7 +8,7 @@ import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
-from ui import presenter
+from ui import exports, presenter
 from ui.links import SHARED
 from ui.model_config import (
     ACT_LABELS,
@@ -37,9 +37,15 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 # ----------------------------------------------------------------------------------- helpers
 def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kwargs):
     """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
-    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode."""
-    return st.plotly_chart(presenter.style(fig, fit), theme=None, width="stretch",
-                           config=presenter.chart_config(CHART_CONFIG), key=key, **kwargs)
+    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode. PNG and SVG
+    downloads at presentation size sit under it (ui/exports.py)."""
+    name = exports.slug(fig.layout.title.text or key or "")
+    config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
+    drawn = st.plotly_chart(presenter.style(fig, fit), theme=None, width="stretch",
+                            config=presenter.chart_config(config), key=key, **kwargs)
+    if not presenter.on():  # a projected page keeps to its figure; the files are the house style, light
+        exports.image_buttons(fig, key, name)
+    return drawn
 
 
 def human_bytes(n: float) -> str:

@@ -8,7 +8,8 @@ Import the module a figure lives in; this package re-exports nothing.
     layout        the house style and the shared helpers: `figure` (one constructor call, margins that
                   already hold what the figure puts in them), colours, axes, colorbars, legends,
                   token axes, reference lines, text widths
-    attention     attention_heatmap, z_slider (flip heads in the browser), attention_mosaic with
+    attention     attention_heatmap, z_slider (flip heads in the browser), playable / slider_frames (a z_slider
+                  figure that plays in Plotly alone / as stills), attention_mosaic with
                   mosaic_layout and mosaic_grid, attention_entropy_bars
     positional    pe_heatmap, similarity_heatmap
     outputs       output_heatmap (softmax per position), entropy_chart

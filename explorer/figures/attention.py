@@ -92,6 +92,43 @@ _PLAY_BUTTON = dict(type="buttons", showactive=False, x=0.0, xanchor="left", y=1
                     pad=dict(t=0, b=22), buttons=[dict(label="▶ Play", method="skip", args=[None])])
 
 
+def _slider_states(fig: go.Figure) -> list[tuple[str, list, str]]:
+    """(value, z, title) of each step of a `z_slider` figure: what the browser swaps in."""
+    steps = fig.layout.sliders[0].steps if fig.layout.sliders else ()
+    return [(s.value, s.args[0]["z"][0], s.args[1]["title.text"]) for s in steps]
+
+
+def slider_frames(fig: go.Figure) -> list[go.Figure]:
+    """A `z_slider` figure as one still figure per step (the slider shows where it is; no Play), e.g. the
+    frames of an animated GIF."""
+    out = []
+    for i, (_, z, title) in enumerate(_slider_states(fig)):
+        still = go.Figure(fig)
+        still.data[0].z = z
+        still.layout.title.text = title
+        still.layout.sliders[0].active = i
+        still.layout.updatemenus = []
+        out.append(still)
+    return out
+
+
+def playable(fig: go.Figure, frame_ms: int = 400) -> go.Figure:
+    """A `z_slider` figure whose Play button and slider animate in Plotly itself, with no server behind
+    the page (a standalone HTML report): the slider's steps become Plotly frames."""
+    states = _slider_states(fig)
+    out = go.Figure(fig)
+    out.frames = [go.Frame(name=value, data=[go.Heatmap(z=z)], traces=[0], layout=dict(title=dict(text=title)))
+                  for value, z, title in states]
+    jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))
+    out.layout.sliders[0].steps = [dict(s, method="animate", args=[[s["value"]], jump])
+                                   for s in fig.layout.sliders[0].to_plotly_json()["steps"]]
+    play = dict(mode="immediate", fromcurrent=False, frame=dict(duration=frame_ms, redraw=True),
+                transition=dict(duration=0))
+    if out.layout.updatemenus:
+        out.layout.updatemenus[0].buttons[0].update(method="animate", args=[None, play])
+    return out
+
+
 def mosaic_layout(n_heads: int, n_query: int, n_key: int) -> dict:
     """Where the tiles of `attention_mosaic` sit: tile (l, h) covers rows l*row_stride + (0..Q-1)
     and columns h*col_stride + (0..K-1). Row gaps leave ~20 px for the tile titles."""
@@ -167,5 +204,6 @@ def attention_entropy_bars(entropy, layer_names=None, max_entropy=None, title=""
                   xaxis=dict(CATEGORY_AXIS, title="layer"), yaxis=dict(title="entropy (nats)"))
 
 
-__all__ = ["ATTENTION_SCALE", "MASK_GREY", "SLIDER_PX", "attention_heatmap", "z_slider", "mosaic_layout",
+__all__ = ["ATTENTION_SCALE", "MASK_GREY", "SLIDER_PX", "attention_heatmap", "z_slider", "slider_frames", "playable",
+           "mosaic_layout",
            "mosaic_grid", "attention_mosaic", "attention_entropy_bars"]

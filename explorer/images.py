@@ -1,0 +1,107 @@
+"""Figures as image files for slides and papers: PNG and SVG through Plotly's image export (kaleido
+driving the Chromium already installed, never a browser download), and the time-lapse as an animated GIF.
+
+The browser: $BROWSER_PATH (kaleido's own setting), else `chromium` on the PATH. Kaleido gets plotly's
+bundled plotly.js and no MathJax, so an export makes no request to any network.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import os
+import shutil
+import threading
+from pathlib import Path
+
+import plotly.graph_objects as go
+
+from .figures.attention import slider_frames
+
+WIDTH = 1280          # px: a 16:9 slide's width; the height is the figure's own (it holds its content)
+PNG_SCALE = 2         # PNG pixels per CSS pixel: sharp on a projector and in print
+FORMATS = ("png", "svg", "gif")
+GIF_FRAME_MS, GIF_HOLD_MS = 500, 2000   # per snapshot; the last (the trained state) stays longer
+
+
+class ImageExportError(RuntimeError):
+    """An image cannot be rendered here (no browser); the message says what to install or set."""
+
+
+def browser_path() -> str:
+    path = os.environ.get("BROWSER_PATH") or shutil.which("chromium") or shutil.which("chromium-browser")
+    if not path or not Path(path).is_file():
+        raise ImageExportError("image export needs Chromium (apt-get install chromium), or BROWSER_PATH set to a "
+                               "Chrome or Chromium executable")
+    return path
+
+
+def size(fig: go.Figure) -> tuple[int, int]:
+    """(width, height) in CSS pixels of the exported image: slide-wide, the figure's own height."""
+    return WIDTH, int(fig.layout.height or 720)
+
+
+async def _render(figs: list[go.Figure], fmt: str, scale: float, path: str) -> list[bytes]:
+    import kaleido  # here: the app and the library load without it until an image is asked for
+
+    out = []
+    async with kaleido.Kaleido(n=1, mathjax=False, path=path) as k:  # one browser for all the figures
+        for fig in figs:
+            width, height = size(fig)
+            out.append(await k.calc_fig(fig, opts=dict(format=fmt, width=width, height=height, scale=scale)))
+    return out
+
+
+def render(figs: list[go.Figure], fmt: str, scale: float | None = None) -> list[bytes]:
+    """PNG or SVG bytes of each figure, rendered by one browser. Runs its own event loop in a thread of its
+    own, so it works from a script, a notebook (whose loop is running) and a Streamlit callback alike."""
+    if fmt not in ("png", "svg"):
+        raise ValueError(f"format {fmt!r}: choose png or svg")
+    scale = (PNG_SCALE if fmt == "png" else 1) if scale is None else scale
+    path, result = browser_path(), {}
+
+    def run():
+        try:
+            result["images"] = asyncio.run(_render(list(figs), fmt, scale, path))
+        except BaseException as e:  # re-raised in the caller's thread
+            result["error"] = e
+
+    worker = threading.Thread(target=run, name="image-export", daemon=True)
+    worker.start()
+    worker.join()
+    if "error" in result:
+        raise ImageExportError(f"the image export failed: {result['error']}") from result["error"]
+    return result["images"]
+
+
+def image_bytes(fig: go.Figure, fmt: str) -> bytes:
+    """One figure as PNG (at PNG_SCALE) or SVG bytes."""
+    return render([fig], fmt)[0]
+
+
+def gif_bytes(fig: go.Figure, frame_ms: int = GIF_FRAME_MS, hold_ms: int = GIF_HOLD_MS) -> bytes:
+    """An animated GIF of a `z_slider` figure (the attention time-lapse), a frame per step, rendered by kaleido
+    and assembled with Pillow; a figure without a slider gives a one-frame GIF."""
+    from PIL import Image
+
+    stills = slider_frames(fig) or [fig]
+    frames = [Image.open(io.BytesIO(png)).convert("RGB") for png in render(stills, "png", scale=1)]
+    buffer = io.BytesIO()
+    frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], loop=0, optimize=True,
+                   duration=[frame_ms] * (len(frames) - 1) + [hold_ms])
+    return buffer.getvalue()
+
+
+def write_image(fig: go.Figure, path) -> Path:
+    """Write fig to path as PNG, SVG or GIF (by its suffix)."""
+    path = Path(path)
+    fmt = path.suffix.lower().lstrip(".")
+    if fmt not in FORMATS:
+        raise ValueError(f"{path.name}: the file name must end in .png, .svg or .gif")
+    data = gif_bytes(fig) if fmt == "gif" else image_bytes(fig, fmt)
+    path.write_bytes(data)
+    return path
+
+
+__all__ = ["WIDTH", "PNG_SCALE", "FORMATS", "ImageExportError", "browser_path", "size", "render", "image_bytes",
+           "gif_bytes", "write_image"]

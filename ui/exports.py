@@ -1,0 +1,65 @@
+"""Downloads of what a page shows: PNG / SVG of a chart at presentation size (beside each chart, through
+`ui.widgets.chart`) and a run's HTML report (Runs, Train).
+
+Every file is made when its button is clicked (a deferred download), never on a rerun: a kaleido render
+takes seconds and a report about one (bench/README.md, "Export and notebooks"). The chart's own modebar
+camera saves the same PNG size in the browser (`image_options`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+import plotly.graph_objects as go
+import streamlit as st
+from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
+
+from explorer.images import PNG_SCALE, image_bytes, size
+from explorer.report import build_report
+from explorer.subject import Subject
+
+MAX_TRIES = 20  # keyless charts with the same title on one page: -2, -3, ... in drawing order
+
+
+def slug(text: str, default: str = "figure") -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", re.sub(r"<[^>]+>", " ", text or "")).strip("-").lower()[:60] or default
+
+
+def image_options(fig: go.Figure, name: str) -> dict:
+    """Plotly's `toImageButtonOptions`: the modebar camera saves a PNG as the PNG button does."""
+    width, height = size(fig)
+    return dict(format="png", filename=name, width=width, height=height, scale=PNG_SCALE)
+
+
+def _button(row, label: str, data: Callable[[], bytes], file_name: str, mime: str, key: str, help: str) -> None:
+    for i in range(1, MAX_TRIES + 1):
+        try:
+            row.download_button(label, data, file_name=file_name, mime=mime, key=key if i == 1 else f"{key}-{i}",
+                                type="tertiary", icon=":material/download:", on_click="ignore", help=help)
+            return
+        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
+            continue
+
+
+def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
+    """PNG and SVG of fig at presentation size (explorer.images), right-aligned under the chart."""
+    width, height = size(fig)
+    row = st.container(horizontal=True, horizontal_alignment="right", gap="small")
+    base = f"_export_{key or name}"
+    _button(row, "PNG", lambda: image_bytes(fig, "png"), f"{name}.png", "image/png", f"{base}_png",
+            f"This chart as a {width * PNG_SCALE} × {height * PNG_SCALE} px PNG, for slides and papers")
+    _button(row, "SVG", lambda: image_bytes(fig, "svg"), f"{name}.svg", "image/svg+xml", f"{base}_svg",
+            f"This chart as an SVG vector graphic ({width} × {height}), for papers and editing")
+
+
+def report_button(row, make: Callable[[], Subject], name: str, key: str, disabled: bool = False,
+                  help: str | None = None) -> None:
+    """Download report: the subject's self-contained HTML report (explorer.report), built on the click."""
+    row.download_button("Report (HTML)", lambda: build_report(make()), file_name=f"{name}-report.html",
+                        mime="text/html", key=key, icon=":material/description:", on_click="ignore", disabled=disabled,
+                        help=help or "One HTML file with the config, recipe, curves, attention, time-lapse, "
+                                     "gradients, entropy and metrics; it opens offline in any browser.")
+
+
+__all__ = ["slug", "image_options", "image_buttons", "report_button"]
