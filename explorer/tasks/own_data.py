@@ -28,11 +28,14 @@ class DataError(ValueError):
     """Own data refused: the message names the line (if any) and the reason."""
 
 
-def decode(data: bytes | str, what: str = "the file") -> str:
-    """UTF-8 bytes (an upload, a file) as text, within MAX_BYTES; a str is checked for size only."""
-    size = len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass"))
+def check_size(size: int, what: str = "the file") -> None:
     if size > MAX_BYTES:
         raise DataError(f"{what} is {size / 2**20:.1f} MiB; the limit on this machine is {MAX_BYTES // 2**20} MiB")
+
+
+def decode(data: bytes | str, what: str = "the file") -> str:
+    """UTF-8 bytes (an upload, a file) as text, within MAX_BYTES; a str is checked for size only."""
+    check_size(len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass")), what)
     if isinstance(data, str):
         return data
     try:
@@ -167,5 +170,5 @@ class Pairs(Task):
         return [self._id[w] for w in self._answer.get(tuple(self.tokens(src_ids)), ())]
 
 
-__all__ = ["DataError", "Pairs", "decode", "parse_pairs", "pairs_config", "check_text", "text_config",
+__all__ = ["DataError", "Pairs", "check_size", "decode", "parse_pairs", "pairs_config", "check_text", "text_config",
            "name_chars", "MAX_BYTES", "MAX_LINES", "MAX_SIDE_TOKENS", "MAX_TOKENS", "MAX_VOCAB"]
