@@ -22,7 +22,8 @@ MAX_CELLS = 36                                 # sweep cells x seeds
 BUDGETS = {"full": "Full (default budget)", "quick": "Quick (tiny budget)"}  # labels are in shared links
 SHORT = {"pe-order": "PE and order", "pre-post-ln": "Pre-LN vs Post-LN", "residuals": "Residuals",
          "label-smoothing": "Label smoothing", "alignment-heads": "Alignment heads", "heads": "Heads",
-         "length": "Length", "pe-types": "PE types", "decoding": "Decoding", "sweep": "Sweep"}
+         "length": "Length", "pe-types": "PE types", "decoding": "Decoding", "sweep": "Sweep",
+         "scan": "SCAN"}
 MAIN = ("x_axis", "x_values", "y_axis", "y_values", "seeds", "steps", "metric")  # shown outside "More"
 CHOICES = {"encodings": POS_ENCODINGS, "x_axis": tuple(AXES), "y_axis": tuple(AXES),
            "metric": ("val_exact", "val_token_acc"), "task": tuple(TASK_PRESETS)}

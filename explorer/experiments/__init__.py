@@ -59,7 +59,7 @@ from __future__ import annotations
 
 from explorer.evidence import MIN_SEEDS, Claim, Evidence
 
-from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, residuals, sweep
+from . import alignment, beam, heads, label_smoothing, length, norm, pe_order, pe_types, residuals, scan, sweep
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
 from .runner import (
     CODE_VERSION,
@@ -77,7 +77,7 @@ from .runner import (
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
-    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, sweep)}
+    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, scan, sweep)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
