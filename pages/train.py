@@ -276,7 +276,7 @@ with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
     top = st.columns([2, 4], vertical_alignment="bottom")
     with top[0]:
-        task = widgets.task_picker()
+        task = widgets.task_picker(disabled=own_data.chosen())  # own data replaces the preset
     preset = links.state_value(model_config.TASK, model_config.DEFAULT_TASK)
     own = own_data.picker()  # drawn below the task row, read before its caption
     if own is not None:

@@ -70,6 +70,11 @@ def picker() -> Task | None:
     return task
 
 
+def chosen() -> bool:
+    """Own data is picked (valid or not): the task picker above it is then out of play."""
+    return st.session_state.get(OWN_MODE) is not None
+
+
 def limits() -> str:
     return (f"{own_data.MAX_BYTES // 2**20} MiB, {own_data.MIN_LINES}-{own_data.MAX_LINES:,} lines, "
             f"{own_data.MAX_SIDE_TOKENS} tokens a side, {own_data.MAX_TOKENS:,} tokens and "
