@@ -11,7 +11,7 @@ import unicodedata
 
 from .base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, _pair_batch, shown
 
-MAX_BYTES = 2 * 2**20        # an upload or a file: 2 MiB (SCAN's 20,910 pairs as TSV take 1.2 MiB)
+MAX_BYTES = 4 * 2**20        # an upload or a file: 4 MiB (all of SCAN's 20,910 pairs as TSV take 2.4 MiB)
 MAX_LINES = 25_000           # pairs in one file
 MIN_LINES = 10               # 9 to train, 1 to test
 MAX_SIDE_TOKENS = 64         # tokens in one source or one target (SCAN's longest target: 48)
