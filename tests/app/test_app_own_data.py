@@ -2,8 +2,9 @@
 a bad one is refused with its line and Train stays off, a good one trains and its run reopens with it."""
 
 from explorer import runs
+from tests.app.test_app import assert_ok
 from tests.app.test_app_training import click, job_of, open_train, poll_until
-from ui import own_data
+from ui import models, own_data
 
 PAIRS = "".join(f"{' '.join(w)}\t{' '.join(reversed(w))}\n"
                 for w in (("a", "b", "c"), ("b", "c"), ("c", "a"), ("a", "a", "b"), ("b", "b"), ("c", "c", "c"),
@@ -26,6 +27,11 @@ def test_an_uploaded_tsv_trains_and_its_run_carries_the_data(jobs):
     assert job.status == "finished" and job.name.startswith("pairs-")
     model, task, *_ = runs.open_for_resume(job.name)   # reopened from the saved run alone
     assert task.cfg == job.task.cfg and task.vocab == job.task.vocab
+    click(at, "train_use")   # every page opens on the run, its task rebuilt from the saved data
+    for page in ("pages/attention.py", "pages/outputs.py", "pages/runs.py"):
+        at.switch_page(page).run()
+        assert_ok(at)
+    assert at.session_state[models.SELECTED].task.name == "pairs"
 
 
 def test_a_bad_file_is_refused_with_its_line_and_train_stays_off():
