@@ -32,6 +32,8 @@ def test_an_uploaded_tsv_trains_and_its_run_carries_the_data(jobs):
         at.switch_page(page).run()
         assert_ok(at)
     assert at.session_state[models.SELECTED].task.name == "pairs"
+    cells = [str(v) for df in at.dataframe for v in df.value.to_numpy().ravel()]
+    assert any(f"({len(PAIRS)} characters)" in c for c in cells) and not any(PAIRS in c for c in cells)
 
 
 def test_a_bad_file_is_refused_with_its_line_and_train_stays_off():
