@@ -21,15 +21,23 @@ _OWN_TASK = "_train_own_task"  # (JSON of the checked TaskConfig, run-name prefi
 PAIRS, TEXT = "Pairs from a TSV file", "A text for the character LM"
 
 
-def _checked(data: bytes | str, make, prefix: str) -> tuple[Task | None, str | None]:
+@st.cache_data(show_spinner="Checking the data…", max_entries=8)
+def _config_json(data: bytes | str, prefix: str) -> tuple[str | None, str | None]:
+    """(the checked TaskConfig as JSON, None) or (None, why not): a 4 MiB file is read once, not every rerun."""
+    make = own_data.pairs_config if prefix == "pairs" else own_data.text_config
     try:
-        cfg = make(data)
-        task = task_of_config(json.dumps(cfg.to_dict(), sort_keys=True))
+        return json.dumps(make(data).to_dict(), sort_keys=True), None
     except ValueError as err:
-        st.session_state[_OWN_TASK] = (None, f"The data is refused: {err}")
         return None, str(err)
-    st.session_state[_OWN_TASK] = (json.dumps(cfg.to_dict(), sort_keys=True), prefix)
-    return task, None
+
+
+def _checked(data: bytes | str, prefix: str) -> tuple[Task | None, str | None]:
+    spec, error = _config_json(data, prefix)
+    if spec is None:
+        st.session_state[_OWN_TASK] = (None, f"The data is refused: {error}")
+        return None, error
+    st.session_state[_OWN_TASK] = (spec, prefix)
+    return task_of_config(spec), None
 
 
 def picker() -> Task | None:
@@ -49,7 +57,7 @@ def picker() -> Task | None:
             st.caption("For example, two lines of SCAN: `jump twice` ⇥ `JUMP JUMP` and `walk left` ⇥ `LTURN WALK` "
                        "(⇥: a tab). 90% of the sources train, 10% test.")
             if upload is not None:
-                task, error = _checked(upload.getvalue(), own_data.pairs_config, "pairs")
+                task, error = _checked(upload.getvalue(), "pairs")
             else:
                 st.session_state[_OWN_TASK] = (None, "Upload a TSV file first, or unselect “Train on”.")
         else:
@@ -58,7 +66,7 @@ def picker() -> Task | None:
                                 help=f"{own_data.MIN_TEXT_CHARS:,} to {own_data.MAX_TEXT_CHARS:,} characters; "
                                      "the model learns its characters, the last tenth is held out.")
             if text:
-                task, error = _checked(text, own_data.text_config, "text")
+                task, error = _checked(text, "text")
             else:
                 st.session_state[_OWN_TASK] = (None, "Paste a text first, or unselect “Train on”.")
         if error:

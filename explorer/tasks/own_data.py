@@ -84,6 +84,8 @@ def parse_pairs(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         pairs.append((src, tgt))
     if len(pairs) < MIN_LINES:
         raise DataError(f"the file has {len(pairs)} pairs; at least {MIN_LINES} are needed ({FORMAT})")
+    if len({src for src, _ in pairs}) < 2:
+        raise DataError("every line has the same source; the 90/10 split needs at least two different sources")
     return pairs
 
 
@@ -145,8 +147,6 @@ class Pairs(Task):
     def _build(self, rng):
         sources = list(self._answer)   # split by distinct source, so no test source is seen in training
         n_val = max(1, round(len(sources) * VAL_FRACTION))
-        if len(sources) < 2:
-            raise DataError("every line has the same source; the split needs at least two different sources")
         test = {sources[i] for i in rng.permutation(len(sources))[:n_val]}
         ids = [([self._id[w] for w in s], [self._id[w] for w in t]) for s, t in self.pairs]
         out = []

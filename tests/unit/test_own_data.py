@@ -71,6 +71,7 @@ BAD = [
     (GOOD + "a <eos>\tb\n", "line 11: '<eos>' is reserved"),
     ("\n".join(["a\tb"] * 25_001), "line 25001: more than 25,000 pairs; the limit on this machine is 25,000"),
     ("a\tb\n" * 5, "the file has 5 pairs; at least 10 are needed"),
+    ("a\tb\n" * 12, "every line has the same source"),
     (GOOD.encode() + "caf\xe9\tx\n".encode("latin-1"), "line 11: not UTF-8 \\(byte 0xe9\\)"),
     (b"a\tb\n" * (own_data.MAX_BYTES // 4 + 1), "the file is 4.0 MiB; the limit on this machine is 4 MiB"),
     ("".join(f"w{i}\tv{i}\n" for i in range(2_600)), "line 2501: more than 5,000 distinct tokens"),
