@@ -2,7 +2,7 @@
 
 The data is checked as it arrives (explorer.tasks.own_data) and kept as a TaskConfig in the session,
 so the Train button's callback finds it; a run saves that config, data included, and reopens from it.
-Own data lives in this tab only, never in the page's address.
+Own data is never in the page's address; a run saves it (TaskConfig.text) like any other setting.
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ def picker() -> Task | None:
         task, error = None, None
         if mode is None:
             st.session_state[_OWN_TASK] = None
-            st.caption("Upload pairs (one a line, source and target split by a tab) or paste a text; "
-                       "own data stays in this tab and is not part of the page's address.")
+            st.caption("Upload pairs (one a line, source and target split by a tab) or paste a text. Own data "
+                       "is not part of the page's address; a run trained on it is saved with it, so it reopens.")
         elif mode == PAIRS:
             upload = st.file_uploader("TSV file: one pair a line, source<TAB>target", type=["tsv", "txt"],
                                       key=OWN_FILE, max_upload_size=own_data.MAX_BYTES // 2**20,
