@@ -27,7 +27,7 @@ from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import open_for_resume, safe_name, save_run
 from .search import cli as search_cli
-from .tasks import TASK_PRESETS, make_task
+from .tasks import TASK_PRESETS, TaskConfig, make_task, own_data
 from .train_config import SCHEDULES, TrainConfig
 from .training import StepMetrics, new_state, train_steps
 
@@ -92,6 +92,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
         choices = SCHEDULES if f.name == "schedule" else None
         t.add_argument(_flag(f.name), dest=f"train_{f.name}", type=typ, choices=choices,
                        metavar=None if choices else f.name.upper(), help=f"default {f.default}")
+    own = p.add_argument_group("own data (instead of --task; checked before anything is trained)")
+    own.add_argument("--data", metavar="FILE.tsv", help="pairs to learn, one a line: source<TAB>target")
+    own.add_argument("--text", metavar="FILE", help="a text for the character language model")
     p.add_argument("--name", help="run name (sanitised; made unique); default: the task name")
 
 
@@ -101,8 +104,7 @@ def _picked(args: argparse.Namespace, prefix: str) -> dict:
 
 def _configs(args: argparse.Namespace):
     """(task, model config, train config) from the flags; ValueError names the bad field."""
-    task_cfg = TASK_PRESETS[args.task].replace(**_picked(args, "task_"))
-    task = make_task(task_cfg)
+    task = make_task(own_task_config(args) or TASK_PRESETS[args.task].replace(**_picked(args, "task_")))
     model_kw = _picked(args, "model_")
     if args.layers is not None:
         model_kw = {"n_encoder_layers": args.layers, "n_decoder_layers": args.layers, **model_kw}
@@ -112,6 +114,28 @@ def _configs(args: argparse.Namespace):
     if args.name is not None:
         safe_name(args.name)  # refuse a name with nothing usable before training, not after
     return task, model_cfg, TrainConfig(**_picked(args, "train_"))
+
+
+def own_task_config(args: argparse.Namespace) -> TaskConfig | None:
+    """The task of --data or --text (None without either); UsageError names the file, line and reason."""
+    path = args.data or args.text
+    if path is None:
+        return None
+    if args.data and args.text:
+        raise UsageError("give --data or --text, not both")
+    flag = {dest: flag for flag, (dest, *_) in TASK_FLAGS.items()}
+    ignored = [flag[k] for k in _picked(args, "task_") if k != "seed"]
+    if ignored:
+        raise UsageError(f"{', '.join(ignored)} cannot go with {'--data' if args.data else '--text'}: the file "
+                         "is the task (--task-seed draws its split)")
+    try:
+        own_data.check_size(Path(path).stat().st_size)  # a huge file is refused unread
+        make = own_data.pairs_config if args.data else own_data.text_config
+        return make(Path(path).read_bytes(), seed=args.task_seed or 0)
+    except OSError as e:
+        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
+    except ValueError as e:
+        raise UsageError(f"{path}: {e}") from None
 
 
 class Progress:
@@ -189,7 +213,8 @@ def run_train(args: argparse.Namespace) -> int:
     state = new_state(model, task, train_cfg)
     interrupted = _train_until_interrupted(model, task, train_cfg, state)
     last = state.history[-1] if state.history else None
-    info = save_run(args.name or args.task, model, task.cfg, train_cfg, state.history, state=state,
+    default = Path(args.data or args.text).stem if args.data or args.text else args.task
+    info = save_run(args.name or default, model, task.cfg, train_cfg, state.history, state=state,
                     extra={"interrupted": interrupted, "stopped": last.stopped if last else None})
     print(f"run saved to {info.path}")
     print(_summary(state.history))

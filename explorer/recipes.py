@@ -38,6 +38,9 @@ RECOMMENDED: dict[str, tuple[dict, TrainConfig]] = {
     "order-vectors": (_model(16, 1), _train(300, 1e-2, warmup=0, schedule="constant", grad_clip=0.0,
                                             weight_decay=0.0)),
     "char-lm": (_model(64, 2, dropout=0.1), _train(800, 3e-3, batch_size=32)),
+    # SCAN: one recipe for its three splits, so the experiment compares the data only (bench/README.md,
+    # "More to explore: SCAN and a teacher's own data").
+    **dict.fromkeys(("scan-simple", "scan-addjump", "scan-length"), (_model(64, 2), _train(1500, 2e-3))),
 }
 
 

@@ -10,6 +10,7 @@ from explorer.figures.curves import training_curves
 from explorer.resume import can_resume
 from explorer.subject import Subject, open_subject
 from explorer.tasks import TASK_PRESETS
+from explorer.tasks.base import shown
 from ui import (
     exports,
     frame,
@@ -108,8 +109,14 @@ def show_table(all_runs: list[Run]):
                             "Created": col.TextColumn(help="UTC")})
 
 
+def short(text: str) -> str:
+    """A setting as a cell: a teacher's own data (task.text, up to MiBs) cut to its start and its size."""
+    return text if len(text) <= 80 else shown(text, 40)
+
+
 def differences(chosen: list[Run]) -> None:
-    flat = {r.name: {f"{part}.{k}": str(v) for part, d in r.config.items() for k, v in d.items()} for r in chosen}
+    flat = {r.name: {f"{part}.{k}": short(str(v)) for part, d in r.config.items() for k, v in d.items()}
+            for r in chosen}
     df = pd.DataFrame(flat).fillna("—")
     differ = df.nunique(axis=1) > 1
     config = {"_index": st.column_config.TextColumn("Setting", width="medium")}

@@ -17,6 +17,7 @@ from ui import (
     links,
     model_config,
     models,
+    own_data,
     saved_runs,
     slider_events,
     train_settings,
@@ -271,21 +272,26 @@ with st.container(border=True):
     st.markdown("**Task and model** (the same widgets as the Architecture page)")
     top = st.columns([2, 4], vertical_alignment="bottom")
     with top[0]:
-        task = widgets.task_picker()
+        task = widgets.task_picker(disabled=own_data.chosen())  # own data replaces the preset
     preset = links.state_value(model_config.TASK, model_config.DEFAULT_TASK)
+    own = own_data.picker()  # drawn below the task row, read before its caption
+    if own is not None:
+        task, preset = own, own_data.current()[1]
     # The button as wide as its label and the caption beside it in the room left: in a column of its own
     # the label was cut to "Recommended rec…" at 1280 px.
     with top[1].container(horizontal=True, vertical_alignment="center"):
         st.button("Recommended recipe", key="train_recipe", icon=":material/auto_fix_high:", on_click=apply_recipe,
-                  args=(preset,), help="A model size and training settings measured to learn this task fast on "
-                                       "one CPU core (see bench/README.md).")
-        st.caption(f"{widgets.task_blurb(preset).capitalize()} · {widgets.ARCH_LABELS[task.model_config().arch]} · "
+                  args=(preset,), disabled=own is not None,
+                  help="A model size and training settings measured to learn this task fast on one CPU core "
+                       "(see bench/README.md); the task presets have one, own data does not.")
+        blurb = "your own data" if own is not None else widgets.task_blurb(preset)
+        st.caption(f"{blurb.capitalize()} · {widgets.ARCH_LABELS[task.model_config().arch]} · "
                    f"vocabulary of {len(task.vocab)} tokens · sequences up to {task.longest} tokens", width="stretch")
     cfg, _ = widgets.config_widgets(model_config.CFG, task)
 with st.container(border=True):
     st.markdown("**Training**")
     train_cfg, _ = train_settings.settings_widgets()
-    name_error = run_name_field(preset, cfg, train_cfg)
+    name_error = run_name_field(preset, cfg, train_cfg) or own_data.refusal()
 
 job = training_job.current_job()
 controls(cfg, task, train_cfg, job, name_error)

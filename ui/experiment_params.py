@@ -23,7 +23,8 @@ BUDGETS = {"full": "Full (default budget)", "quick": "Quick (tiny budget)"}  # l
 SHORT = {"pe-order": "PE and order", "pre-post-ln": "Pre-LN vs Post-LN", "residuals": "Residuals",
          "label-smoothing": "Label smoothing", "alignment-heads": "Alignment heads", "heads": "Heads",
          "length": "Length", "pe-types": "PE types", "decoding": "Decoding", "lm-length": "LM length",
-         "attn-scale": "Attention scale", "d-head": "Head width", "sweep": "Sweep"}
+         "attn-scale": "Attention scale", "d-head": "Head width", "scan": "SCAN",
+         "sweep": "Sweep"}
 MAIN = ("x_axis", "x_values", "y_axis", "y_values", "seeds", "steps", "metric")  # shown outside "More"
 CHOICES = {"encodings": POS_ENCODINGS, "x_axis": tuple(AXES), "y_axis": tuple(AXES),
            "metric": ("val_exact", "val_token_acc"), "task": tuple(TASK_PRESETS)}

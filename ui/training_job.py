@@ -28,6 +28,8 @@ from ui.frame import live_fragment
 from ui.links import state_value
 from ui.model_config import TASK, current_config, current_task
 from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
+from ui.own_data import current as current_own
+from ui.own_data import refusal as own_refusal
 from ui.owner import owner_id
 from ui.session_jobs import keep_with_tab, take_back
 from ui.train_settings import TRAIN_NAME, check_run_name, duration, settings_values, train_config
@@ -78,13 +80,14 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, nam
 # Button callbacks. They run before the script, read the widgets' values from session state (so a
 # value typed just before the click counts) and leave a refusal for `take_error()` to show.
 def on_train() -> None:
-    task = current_task()
+    own = current_own()  # the Train page's own data, checked as it arrived
+    task = own[0] if own else current_task()
     cfg, err = current_config(task=task)
     train_cfg, train_err = train_config(settings_values())
     name, name_err = check_run_name(state_value(TRAIN_NAME, ""))
     name = name or room.run_name()   # in a class's room: named after the student
-    error = err or train_err or name_err
-    st.session_state[TRAIN_ERROR] = error or start(state_value(TASK, ""), cfg, task, train_cfg, name)
+    error = own_refusal() or err or train_err or name_err
+    st.session_state[TRAIN_ERROR] = error or start(own[1] if own else state_value(TASK, ""), cfg, task, train_cfg, name)
 
 
 def resume_saved(name: str, more: int) -> str | None:

@@ -31,7 +31,8 @@ ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder class
                "decoder": "Decoder-only LM"}
 TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sort": "sort a sequence",
                "order": "does A come before B?", "order-vectors": "A before B? (vectors, as in the notebook)",
-               "char-lm": "predict the next character"}
+               "char-lm": "predict the next character", "scan": "SCAN: commands to actions",
+               "pairs": "your own pairs"}
 
 
 # ----------------------------------------------------------------------------------- helpers
@@ -75,10 +76,11 @@ def task_blurb(preset: str) -> str:
 
 
 # ------------------------------------------------------------------------------- task, config
-def task_picker(key_prefix: str = CFG, label: str = "Task (sets the vocabulary)") -> Task:
+def task_picker(key_prefix: str = CFG, label: str = "Task (sets the vocabulary)", disabled: bool = False) -> Task:
     """Select a task preset; the task decides the architecture, vocabulary and lengths."""
     names = list(TASK_PRESETS)  # no format_func: the URL then reads ?cfg_task=reversal-fast
     preset = st.selectbox(label, names, index=names.index(DEFAULT_TASK), key=f"{key_prefix}_task", **SHARED,
+                          disabled=disabled,
                           help="Toy tasks that train in seconds. Sequence tasks use an encoder–decoder, "
                                "order detection an encoder classifier, the character task a decoder LM.")
     return load_task(preset)

@@ -72,6 +72,7 @@ from . import (
     pe_order,
     pe_types,
     residuals,
+    scan,
     sweep,
 )
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
@@ -92,7 +93,7 @@ from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
     pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
-    d_head, sweep)}
+    d_head, scan, sweep)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",

@@ -26,6 +26,7 @@ from torch import nn
 
 from explorer.evaluation import evaluate
 from explorer.evidence import Claim, Evidence, verdict
+from explorer.figures.curves import line_chart
 from explorer.figures.results import bar_with_error
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
@@ -341,6 +342,14 @@ def bars(table: pd.DataFrame, metric: str, title: str, y_title: str, scale: floa
                           title=title, y_title=y_title, reference=reference or None)
 
 
+def bars_and_curves(r: Result, metric: str, title: str, y_title: str, curve_title: str) -> list[go.Figure]:
+    """The usual pair: mean ± std bars of `metric` (a share, in %) and the val_exact curves with bands."""
+    series, bands = curve_bands(r.curves, "val_exact")
+    return [bars(r.table, metric, title, y_title, 100.0),
+            line_chart(series, curve_title, "step", y_title.split(" (")[0], bands=bands)]
+
+
 __all__ = ["SAMPLE_COLUMNS", "TABLE_COLUMNS", "CURVE_COLUMNS", "Result", "Experiment", "Context", "Stopped",
            "Interrupted", "measuring", "build_result", "seed_major", "summarise", "stat", "frame", "final_metrics",
-           "history_curves", "curve_bands", "bars", "pct", "num", "whole", "number", "choice", "Claim", "Evidence"]
+           "history_curves", "curve_bands", "bars", "bars_and_curves", "pct", "num", "whole", "number", "choice",
+           "Claim", "Evidence"]

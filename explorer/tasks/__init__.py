@@ -5,7 +5,8 @@ config always gives identical tensors (numpy and torch generators seeded from `c
 Nothing is downloaded: sequences are drawn at random, the char-lm text lives in `corpus.py`.
 
 Layout: `base` (ids, TaskConfig, presets, Batch, Task), `sampling` (distinct rows), `seq2seq`
-(Reversal, Copy, Sort), `order` (Order, OrderVectors), `charlm` (CharLM) and `corpus` (its text).
+(Reversal, Copy, Sort), `order` (Order, OrderVectors), `charlm` (CharLM) and `corpus` (its text),
+`scan` (Scan, generated from its grammar) and `own_data` (Pairs from a teacher's TSV, checks of own text).
 """
 
 from __future__ import annotations
@@ -26,10 +27,12 @@ from .base import (
 from .charlm import CharLM
 from .corpus import CORPUS
 from .order import Order, OrderVectors
+from .own_data import Pairs
+from .scan import Scan
 from .seq2seq import Copy, Reversal, Sort
 
 TASKS: dict[str, type[Task]] = {"reversal": Reversal, "copy": Copy, "sort": Sort, "order": Order,
-                                "order-vectors": OrderVectors, "char-lm": CharLM}
+                                "order-vectors": OrderVectors, "char-lm": CharLM, "scan": Scan, "pairs": Pairs}
 
 
 def make_task(cfg: TaskConfig | str) -> Task:
@@ -43,4 +46,4 @@ def make_task(cfg: TaskConfig | str) -> Task:
 
 __all__ = ["PAD", "BOS", "EOS", "SPECIALS", "TASK_NAMES", "FIXED_LENGTH_TASKS", "ARCH_FOR_KIND", "TASK_PRESETS",
            "TaskConfig", "Batch", "Task", "TASKS", "make_task", "Reversal", "Copy", "Sort", "Order",
-           "OrderVectors", "CharLM", "CORPUS"]
+           "OrderVectors", "CharLM", "CORPUS", "Scan", "Pairs"]

@@ -17,7 +17,9 @@ from explorer.config import ModelConfig
 
 PAD, BOS, EOS = 0, 1, 2
 SPECIALS = ("<pad>", "<bos>", "<eos>")
-TASK_NAMES = ("reversal", "copy", "sort", "order", "order-vectors", "char-lm")
+TASK_NAMES = ("reversal", "copy", "sort", "order", "order-vectors", "char-lm", "scan", "pairs")
+SCAN_SPLITS = ("simple", "addjump", "length")
+OWN_TEXT_TASKS = ("char-lm", "pairs")  # tasks that read a teacher's own text (pairs: only that)
 FIXED_LENGTH_TASKS = ("order", "order-vectors", "char-lm")
 ARCH_FOR_KIND = {"seq2seq": "encoder-decoder", "classify": "encoder", "lm": "decoder"}
 _LIMITS = dict(n_symbols=(1, 10_000), min_len=(1, 256), max_len=(1, 256), n_train=(1, 1_000_000),
@@ -37,6 +39,8 @@ class TaskConfig:
     seed: int = 0
     dim: int = 16         # order-vectors: vector width D
     noise: float = 0.1    # order-vectors: std of the distractor vectors
+    split: str = ""       # scan: one of SCAN_SPLITS
+    text: str = dataclasses.field(default="", repr=False)  # pairs: the TSV file; char-lm: a pasted text (own_data.py)
 
     def __post_init__(self) -> None:
         if self.name not in TASK_NAMES:
@@ -57,12 +61,21 @@ class TaskConfig:
                              f"(got min_len={self.min_len}, max_len={self.max_len})")
         if not isinstance(self.noise, (int, float)) or isinstance(self.noise, bool) or not 0 <= self.noise <= 10:
             raise ValueError(f"noise={self.noise!r} must be a number in 0..10 (the notebook uses 0.1)")
+        if (self.name == "scan") != (self.split != "") or self.split not in ("", *SCAN_SPLITS):
+            raise ValueError(f"split={self.split!r}: task 'scan' needs one of {', '.join(SCAN_SPLITS)}, "
+                             "other tasks none")
+        if not isinstance(self.text, str) or (self.text and self.name not in OWN_TEXT_TASKS):
+            raise ValueError(f"text= is only for tasks {' and '.join(OWN_TEXT_TASKS)}; task {self.name!r} "
+                             "makes its own data")
+        if self.name == "pairs" and not self.text:
+            raise ValueError("task 'pairs' needs text=: the lines of a TSV file, source<TAB>target")
 
     def replace(self, **changes) -> TaskConfig:
         return dataclasses.replace(self, **changes)
 
     def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
+        """The fields, without split and text when empty: the dicts (and digests) of older runs stay as they were."""
+        return {k: v for k, v in dataclasses.asdict(self).items() if v != "" or k not in ("split", "text")}
 
     @classmethod
     def from_dict(cls, data: dict) -> TaskConfig:
@@ -85,6 +98,10 @@ TASK_PRESETS: dict[str, TaskConfig] = {
     "order-vectors": TaskConfig("order-vectors", min_len=8, max_len=8, n_train=400, n_val=150,
                                 dim=16, noise=0.1),
     "char-lm": TaskConfig("char-lm", min_len=32, max_len=32, n_train=4_000, n_val=256),
+    # SCAN (Lake & Baroni 2018) with the paper's split sizes (explorer/tasks/scan.py); val is its test split.
+    "scan-simple": TaskConfig("scan", n_train=16_728, n_val=4_182, split="simple"),
+    "scan-addjump": TaskConfig("scan", n_train=14_670, n_val=7_706, split="addjump"),
+    "scan-length": TaskConfig("scan", n_train=16_990, n_val=3_920, split="length"),
 }
 
 
@@ -119,6 +136,15 @@ def _trim(batch: Batch) -> Batch:
         w = _width(tin, tout)
         tin, tout = tin[:, :w], tout[:, :w]
     return Batch(src, tin, tout, batch.label)
+
+
+def _pair_batch(pairs: list[tuple[list[int], list[int]]], src_len: int, tgt_len: int) -> Batch:
+    """Source and target ids as a seq2seq Batch: src, BOS + target, target + EOS (PAD on the right)."""
+    src = np.full((len(pairs), src_len), PAD, dtype=np.int64)
+    tin, tout = np.full((2, len(pairs), tgt_len + 1), PAD, dtype=np.int64)
+    for r, (s, t) in enumerate(pairs):
+        src[r, :len(s)], tin[r, :len(t) + 1], tout[r, :len(t) + 1] = s, [BOS, *t], [*t, EOS]
+    return Batch(*(torch.from_numpy(a) for a in (src, tin, tout)))
 
 
 def shown(word: str, limit: int = 12) -> str:

@@ -1,4 +1,4 @@
-"""Character language model on a short original text (explorer/tasks/corpus.py)."""
+"""Character language model on a short original text (explorer/tasks/corpus.py) or a teacher's own text."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ import torch
 
 from .base import SPECIALS, Batch, Task, _ids
 from .corpus import CORPUS
+from .own_data import check_text, name_chars
 
 _VISIBLE = {" ": "␣", "\n": "⏎"}
 
@@ -15,8 +16,12 @@ class CharLM(Task):
     kind = "lm"
     train_fraction = 0.9
 
+    def __init__(self, cfg) -> None:
+        self.text = check_text(cfg.text) if cfg.text else CORPUS
+        super().__init__(cfg)
+
     def _vocab(self):
-        return SPECIALS + tuple(sorted(set(CORPUS)))
+        return SPECIALS + tuple(sorted(set(self.text)))
 
     @property
     def max_src_len(self):
@@ -28,7 +33,7 @@ class CharLM(Task):
 
     def _build(self, rng):
         c, W = self.cfg, self.cfg.max_len + 1  # a window of W characters gives W - 1 predictions
-        text = np.array([self._id[ch] for ch in CORPUS], dtype=np.int64)
+        text = np.array([self._id[ch] for ch in self.text], dtype=np.int64)
         cut = int(len(text) * self.train_fraction)
         n_train_pos, n_val_pos = cut - W + 1, len(text) - cut - W + 1
         if n_val_pos < c.n_val:
@@ -55,8 +60,9 @@ class CharLM(Task):
         unknown = sorted(set(text) - set(self.vocab[len(SPECIALS):]))
         if unknown:
             known = "".join(self.vocab[len(SPECIALS):]).replace("\n", "")
-            raise ValueError(f"unknown characters {unknown}; this task knows only the characters of its "
-                             f"text: {known!r}")
+            known = known if len(known) <= 80 else known[:80] + "…"
+            raise ValueError(f"unknown characters {unknown} ({name_chars(unknown)}); this task knows only "
+                             f"the characters of its text: {known!r}")
         self._check_length(len(text), "characters")
         return [self._id[ch] for ch in text]
 
@@ -65,7 +71,7 @@ class CharLM(Task):
         ids = _ids(src_ids)
         if not ids or min(ids) < len(SPECIALS):
             return []
-        start = CORPUS.find("".join(self.tokens(ids)))
-        if start < 0 or start + len(ids) >= len(CORPUS):
+        start = self.text.find("".join(self.tokens(ids)))
+        if start < 0 or start + len(ids) >= len(self.text):
             return []
-        return [self._id[ch] for ch in CORPUS[start + 1:start + 1 + len(ids)]]
+        return [self._id[ch] for ch in self.text[start + 1:start + 1 + len(ids)]]

@@ -240,8 +240,9 @@ def test_reversal_seed_is_the_chapters_exercise():
 @pytest.mark.parametrize("name", PRESETS)
 def test_rows_within_a_split_are_distinct(name):
     t = task(name)
+    repeated = 1_466 if name == "scan-addjump" else 0  # the paper's add-jump file repeats "jump" alone
     if t.kind != "lm":  # language-model windows may overlap by design
-        assert len(rows_of(t.train)) == len(t.train)
+        assert len(rows_of(t.train)) == len(t.train) - repeated
 
 
 @pytest.mark.parametrize("name", SEQ2SEQ)

@@ -1,0 +1,174 @@
+"""A teacher's own data: pairs from a TSV file (task `pairs`) and a pasted text for the character LM.
+
+Everything is checked before anything is trained or written; a refusal names the line and the reason.
+The limits are what one core of a laptop trains in minutes (bench/README.md, "More to explore: SCAN and
+a teacher's own data"). The checked text is the task's `TaskConfig.text`, so a saved run carries its data.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+
+from .base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, _pair_batch, shown
+
+MAX_BYTES = 4 * 2**20        # an upload or a file: 4 MiB (all of SCAN's 20,910 pairs as TSV take 2.4 MiB)
+MAX_LINES = 25_000           # pairs in one file
+MIN_LINES = 10               # 9 to train, 1 to test
+MAX_SIDE_TOKENS = 64         # tokens in one source or one target (SCAN's longest target: 48)
+MAX_LINE_CHARS = 2_000       # characters in one line
+MAX_TOKENS = 600_000         # tokens in the whole file, both sides
+MAX_VOCAB = 5_000            # distinct tokens: the embedding tables grow with it
+MIN_TEXT_CHARS, MAX_TEXT_CHARS = 500, 200_000   # a pasted text for the character LM
+MAX_TEXT_VOCAB = 300         # distinct characters in it
+VAL_FRACTION = 0.1           # the seeded 90/10 split of the pairs (by distinct source)
+FORMAT = "each line is source<TAB>target, tokens separated by spaces"
+
+
+class DataError(ValueError):
+    """Own data refused: the message names the line (if any) and the reason."""
+
+
+def check_size(size: int, what: str = "the file") -> None:
+    if size > MAX_BYTES:
+        raise DataError(f"{what} is {size / 2**20:.1f} MiB; the limit on this machine is {MAX_BYTES // 2**20} MiB")
+
+
+def decode(data: bytes | str, what: str = "the file") -> str:
+    """UTF-8 bytes (an upload, a file) as text, within MAX_BYTES; a str is checked for size only."""
+    check_size(len(data) if isinstance(data, bytes) else len(data.encode("utf-8", "surrogatepass")), what)
+    if isinstance(data, str):
+        return data
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data[:err.start].count(b"\n") + 1
+        raise DataError(f"line {line}: not UTF-8 (byte 0x{data[err.start]:02x}); save {what} as UTF-8 text") from None
+    return text.removeprefix("\ufeff")  # a byte-order mark some editors write first
+
+
+def _side(no: int, name: str, words: list[str]) -> list[str]:
+    if not words:
+        raise DataError(f"line {no}: the {name} is empty; {FORMAT}")
+    if len(words) > MAX_SIDE_TOKENS:
+        raise DataError(f"line {no}: the {name} has {len(words)} tokens; the limit is {MAX_SIDE_TOKENS} per side")
+    reserved = next((w for w in words if w in SPECIALS), None)
+    if reserved is not None:
+        raise DataError(f"line {no}: {reserved!r} is reserved for the model; use another token")
+    return words
+
+
+def parse_pairs(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
+    """The (source, target) token tuples of a TSV text; blank lines are skipped. DataError names the line."""
+    text = decode(text)
+    pairs, total, vocab = [], 0, set()
+    for no, raw in enumerate(text.split("\n"), 1):
+        line = raw.removesuffix("\r")
+        if not line.strip():
+            continue
+        if len(pairs) == MAX_LINES:
+            raise DataError(f"line {no}: more than {MAX_LINES:,} pairs; the limit on this machine is {MAX_LINES:,}")
+        if len(line) > MAX_LINE_CHARS:
+            raise DataError(f"line {no}: {len(line):,} characters; the limit is {MAX_LINE_CHARS:,} per line")
+        tabs = line.count("\t")
+        if tabs != 1:
+            why = "no tab" if tabs == 0 else f"{tabs} tabs"
+            raise DataError(f"line {no}: {why}; {FORMAT} (exactly one tab)")
+        src, tgt = (tuple(_side(no, name, side.split())) for name, side in zip(("source", "target"), line.split("\t")))
+        total += len(src) + len(tgt)
+        if total > MAX_TOKENS:
+            raise DataError(f"line {no}: more than {MAX_TOKENS:,} tokens in the file; the limit on this machine "
+                            f"is {MAX_TOKENS:,}")
+        vocab.update(src + tgt)
+        if len(vocab) > MAX_VOCAB:
+            raise DataError(f"line {no}: more than {MAX_VOCAB:,} distinct tokens; the limit is {MAX_VOCAB:,}")
+        pairs.append((src, tgt))
+    if len(pairs) < MIN_LINES:
+        raise DataError(f"the file has {len(pairs)} pairs; at least {MIN_LINES} are needed ({FORMAT})")
+    if len({src for src, _ in pairs}) < 2:
+        raise DataError("every line has the same source; the 90/10 split needs at least two different sources")
+    return pairs
+
+
+def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
+    """The TaskConfig of a teacher's TSV (checked: DataError names the line)."""
+    text = decode(data).replace("\r\n", "\n")
+    parse_pairs(text)
+    return TaskConfig("pairs", seed=seed, text=text)
+
+
+def check_text(text: str) -> str:
+    """A text for the character LM, refused when too short, too long or of too many characters."""
+    n, chars = len(text), set(text)
+    if not MIN_TEXT_CHARS <= n <= MAX_TEXT_CHARS:
+        raise DataError(f"the text has {n:,} characters; the character LM needs {MIN_TEXT_CHARS:,} to "
+                        f"{MAX_TEXT_CHARS:,}")
+    if len(chars) > MAX_TEXT_VOCAB:
+        raise DataError(f"the text uses {len(chars):,} distinct characters; the limit is {MAX_TEXT_VOCAB}")
+    return text
+
+
+def text_config(data: bytes | str, seed: int = 0) -> TaskConfig:
+    """The char-lm TaskConfig of a pasted text: the preset's context, as many validation windows as fit."""
+    text = check_text(decode(data, "the text").replace("\r\n", "\n"))
+    base = TASK_PRESETS["char-lm"]
+    windows = len(text) - int(len(text) * 0.9) - base.max_len   # of the held-out tenth (CharLM.train_fraction)
+    return base.replace(seed=seed, text=text, n_val=max(1, min(base.n_val, windows)))
+
+
+def name_chars(chars) -> str:
+    """Characters for a message by their Unicode names: NUMBER SIGN, LATIN SMALL LETTER E WITH ACUTE."""
+    names = [unicodedata.name(c, f"U+{ord(c):04X}") for c in sorted(chars)]
+    return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
+
+
+class Pairs(Task):
+    """A seq2seq task from a teacher's TSV: one vocabulary for both sides, a seeded 90/10 split."""
+
+    kind = "seq2seq"
+
+    def __init__(self, cfg: TaskConfig) -> None:
+        self.pairs = parse_pairs(cfg.text)
+        self._answer = {}
+        for src, tgt in self.pairs:
+            self._answer.setdefault(src, tgt)  # a source given twice: its first target is "the" answer
+        super().__init__(cfg)
+
+    def _vocab(self):
+        return SPECIALS + tuple(dict.fromkeys(t for side in (0, 1) for p in self.pairs for t in p[side]))
+
+    @property
+    def max_src_len(self) -> int:
+        return max(len(s) for s, _ in self.pairs)
+
+    @property
+    def max_tgt_len(self) -> int:
+        return max(len(t) for _, t in self.pairs) + 1  # BOS + target, target + EOS
+
+    def _build(self, rng):
+        sources = list(self._answer)   # split by distinct source, so no test source is seen in training
+        n_val = max(1, round(len(sources) * VAL_FRACTION))
+        test = {sources[i] for i in rng.permutation(len(sources))[:n_val]}
+        ids = [([self._id[w] for w in s], [self._id[w] for w in t]) for s, t in self.pairs]
+        out = []
+        for held in (False, True):
+            rows = [r for r, (s, _) in zip(ids, self.pairs) if (s in test) == held]
+            out.append(_pair_batch([rows[i] for i in rng.permutation(len(rows))], self.max_src_len,
+                                   self.max_tgt_len - 1))
+        return out
+
+    def _example(self, batch, i):
+        src = [t for t in batch.src[i].tolist() if t != PAD]
+        return src, [t for t in batch.tgt_out[i].tolist() if t not in (PAD, EOS)]  # the row's own target
+
+    def _encode_word(self, word):
+        if word not in self._id or word in SPECIALS:
+            some = ", ".join(self.vocab[len(SPECIALS):len(SPECIALS) + 12])
+            raise ValueError(f"unknown token {shown(word)}; this data's tokens include {some}")
+        return self._id[word]
+
+    def solve(self, src_ids):
+        return [self._id[w] for w in self._answer.get(tuple(self.tokens(src_ids)), ())]
+
+
+__all__ = ["DataError", "Pairs", "check_size", "decode", "parse_pairs", "pairs_config", "check_text", "text_config",
+           "name_chars", "MAX_BYTES", "MAX_LINES", "MAX_SIDE_TOKENS", "MAX_TOKENS", "MAX_VOCAB"]
