@@ -44,7 +44,7 @@ def test_every_figure_kind_builds_for_a_run_with_snapshots(run):
 
 def test_kinds_without_data_say_why():
     with pytest.raises(ValueError, match="no attention snapshots"):
-        build_figure("timelapse", open_subject("reversal-fast"))
+        build_figure("timelapse", open_subject("order-pe"))
     with pytest.raises(ValueError, match="no positional encoding"):
         build_figure("positional", open_subject("order-nope"))
     with pytest.raises(ValueError, match="unknown figure kind 'nope'; choose one of attention"):
@@ -103,6 +103,14 @@ def test_report_of_a_shipped_model_notes_the_missing_time_lapse():
     assert html.count('class="figure"') == 5    # curves, accuracy, one attention kind, gradients, entropy
 
 
+def test_report_of_a_shipped_model_with_replayed_training_has_its_time_lapse():
+    """pretrained/snapshots/reversal-fast: its recipe replayed to the same weights (explorer.interpret)."""
+    subject = open_subject("reversal-fast")
+    assert len(subject.snapshots) > 2
+    html = build_report(subject)
+    assert "has no attention snapshots" not in html and '"label":"▶ Play"' in html
+
+
 def test_evaluated_steps_are_thinned_but_keep_the_last():
     h = pd.DataFrame({"step": range(1, 501), "loss": 1.0, "val_loss": [1.0 if i % 5 == 0 else np.nan
                                                                        for i in range(1, 501)]})
@@ -113,7 +121,7 @@ def test_evaluated_steps_are_thinned_but_keep_the_last():
 @pytest.mark.parametrize("argv, message", [
     (["figure", "bogus", "--model", "reversal-fast"], "unknown figure kind 'bogus'; choose one of attention"),
     (["figure", "attention", "--model", "nope"], "no shipped model or saved run named 'nope'"),
-    (["figure", "timelapse", "--model", "reversal-fast"], "no attention snapshots"),
+    (["figure", "timelapse", "--model", "order-pe"], "no attention snapshots"),
     (["figure", "attention", "--model", "reversal-fast", "--example", "x"], "--example 'x' must be a whole number"),
     (["figure", "attention", "--model", "reversal-fast", "--example", "500"], "out of range"),
     (["figure", "curves", "--model", "reversal-fast", "--out-suffix", ".gif"], "only the timelapse animates"),
