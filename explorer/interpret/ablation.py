@@ -132,10 +132,15 @@ def ablate(model: nn.Module, task: Task, mode: str = "zero", n: int | None = Non
         rows.append({"kind": part.kind, "layer": part.layer, "head": part.head, **got,
                      "exact_drop": base["exact"] - got["exact"], "token_acc_drop": base["token_acc"] - got["token_acc"],
                      "loss_rise": got["loss"] - base["loss"]})
+    return table_of(rows, base, mode, len(task.val) if n is None else min(n, len(task.val)))
+
+
+def table_of(rows: list[dict], baseline: dict, mode: str, n: int) -> pd.DataFrame:
+    """An ablation table from its rows (dicts with COLUMNS), as `ablate` returns it."""
     columns = {c: [row[c] for row in rows] for c in COLUMNS}    # by column: a fifth of astype's cost
     columns["head"] = pd.array(columns["head"], dtype="Int64")
     table = pd.DataFrame(columns, columns=COLUMNS)
-    table.attrs.update(baseline=base, mode=mode, n=len(task.val) if n is None else min(n, len(task.val)))
+    table.attrs.update(baseline=dict(baseline), mode=mode, n=n)
     return table
 
 
@@ -145,4 +150,5 @@ def heads_grid(table: pd.DataFrame, kind: str, column: str = "exact_drop") -> pd
     return heads.pivot(index="layer", columns="head", values=column).sort_index()
 
 
-__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "val_means", "without"]
+__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "table_of", "val_means",
+           "without"]
