@@ -14,6 +14,7 @@ import streamlit as st
 from explorer import checkpoints, interpret, runs, views_data
 from explorer.interpret.over_training import shipped_folder
 from explorer.interpret.parts import inputs
+from explorer.interpret.stored import STORED_N, stored
 from explorer.snapshots import SNAPSHOTS_FILE
 from explorer.tasks import Task
 from ui import training_job
@@ -27,7 +28,7 @@ POSITION = "inside_position"              # patching: the input position changed
 TABLE, DIMS = "inside_table", "inside_dims"       # embeddings: which table, 2-D or 3-D
 RUN, LINES = "inside_run", "inside_lines"         # over training: the run, match or entropy
 CHART = "inside_ablation"                 # the clickable ablation heatmap
-N_EXAMPLES = 200  # validation examples an ablation measures: the Attention page's own count (evaluate's default)
+N_EXAMPLES = STORED_N  # validation examples an ablation measures: the Attention page's count (evaluate's default)
 THIS_JOB = "this session's run"
 
 VIEWS = {"ablation": "Head ablation", "lens": "Logit lens", "patching": "Patching", "embeddings": "Embeddings",
@@ -51,7 +52,11 @@ def linked_focus(kinds: list[str]) -> tuple[str, int, int] | None:
 # ------------------------------------------------------------------------------------ caches
 @st.cache_data(max_entries=32, show_spinner="Knocking out every head in turn…")
 def ablation(version: str, _model, _task: Task, mode: str) -> tuple[pd.DataFrame, dict]:
-    table = interpret.ablate(_model, _task, mode=mode, n=N_EXAMPLES)
+    """A shipped model's stored table (interpret.stored) if it is of these weights, else computed."""
+    name = version.split("@")[0].removeprefix("pretrained:") if version.startswith("pretrained:") else None
+    table = None if name is None else stored(name, _model, mode, N_EXAMPLES)
+    if table is None:
+        table = interpret.ablate(_model, _task, mode=mode, n=N_EXAMPLES)
     return table, dict(table.attrs["baseline"])
 
 

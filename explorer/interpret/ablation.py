@@ -4,7 +4,8 @@ A knock-out is a weight edit, so every code path (packed training forward, greed
 costs exactly what the model costs: a head's output enters the model only through its slice of the output
 projection's input, so zeroing those columns of `out_proj.weight` removes it ("zero"); "mean" also adds to the
 bias what the slice averages over the validation split, replacing the head by a constant. A sublayer or an
-FFN is knocked out at its last linear layer the same way.
+FFN is knocked out at its last linear layer the same way. `ablate` recomputes only what a knock-out changes
+(`replay.py`): what lies upstream of the part comes from the intact pass.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from ..task_kinds import KINDS
 from ..tasks import Task
 from ..views_data import single_threaded
 from .parts import Part, head_columns, module, parts
+from .replay import Tapes
 
 MODES = ("zero", "mean")
 METRICS = ("exact", "token_acc", "loss")   # exact: greedy exact match (seq2seq), accuracy (classify), next-token (lm)
@@ -113,21 +115,32 @@ def ablate(model: nn.Module, task: Task, mode: str = "zero", n: int | None = Non
     """Every head of every attention kind and layer knocked out in turn, then each whole attention sublayer and
     each FFN (`which` to choose), with the validation metrics each leaves. One row per (kind, layer, head); head
     is <NA> for a whole sublayer or an FFN. The drops are from the intact model's metrics, which
-    `table.attrs["baseline"]` holds (with the mode and the number of examples)."""
+    `table.attrs["baseline"]` holds (with the mode and the number of examples). Each knock-out's pass replays
+    what lies upstream of the part from the intact pass (`replay.Tapes`): the same numbers, less to compute."""
     if mode not in MODES:
         raise ValueError(f"mode={mode!r} is not known; choose one of {', '.join(MODES)}")
-    model = copy.deepcopy(model).eval()     # weight edits and mode switches stay private
-    base = metrics(model, task, n)
+    model = copy.deepcopy(model).eval()     # weight edits, mode switches and tapes stay private
     means = val_means(model, task) if mode == "mean" else None
+    todo = parts(model) if which is None else which
+    tapes = Tapes(model)
+    with tapes.record():
+        base = metrics(model, task, n)
     rows = []
-    for part in (parts(model) if which is None else which):
-        with knocked_out(model, part, mode, means):
+    for part in todo:
+        with knocked_out(model, part, mode, means), tapes.replay(part):
             got = metrics(model, task, n)
         rows.append({"kind": part.kind, "layer": part.layer, "head": part.head, **got,
                      "exact_drop": base["exact"] - got["exact"], "token_acc_drop": base["token_acc"] - got["token_acc"],
                      "loss_rise": got["loss"] - base["loss"]})
-    table = pd.DataFrame(rows, columns=COLUMNS).astype({"head": "Int64"})
-    table.attrs.update(baseline=base, mode=mode, n=len(task.val) if n is None else min(n, len(task.val)))
+    return table_of(rows, base, mode, len(task.val) if n is None else min(n, len(task.val)))
+
+
+def table_of(rows: list[dict], baseline: dict, mode: str, n: int) -> pd.DataFrame:
+    """An ablation table from its rows (dicts with COLUMNS), as `ablate` returns it."""
+    columns = {c: [row[c] for row in rows] for c in COLUMNS}    # by column: a fifth of astype's cost
+    columns["head"] = pd.array(columns["head"], dtype="Int64")
+    table = pd.DataFrame(columns, columns=COLUMNS)
+    table.attrs.update(baseline=dict(baseline), mode=mode, n=n)
     return table
 
 
@@ -137,4 +150,5 @@ def heads_grid(table: pd.DataFrame, kind: str, column: str = "exact_drop") -> pd
     return heads.pivot(index="layer", columns="head", values=column).sort_index()
 
 
-__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "val_means", "without"]
+__all__ = ["COLUMNS", "METRICS", "MODES", "ablate", "heads_grid", "knocked_out", "metrics", "table_of", "val_means",
+           "without"]

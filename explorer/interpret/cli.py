@@ -6,7 +6,8 @@ NAME is a shipped model or a saved run. The JSON fields are a contract (a figure
   lens    {"model", "example", "rows", "correct", "layers": [{layer, top, p_top, p_correct}]}
   patch   {"model", "example", "pair", "row", "clean_logit_diff", "corrupt_logit_diff",
            "patches": [{what, kind, layer, index, logit_diff, restored}]}
-head is null for a whole sublayer or an FFN; NaN is written as null.
+head is null for a whole sublayer or an FFN; NaN is written as null. `ablate --store` writes a shipped model's
+tables in both modes for the page's first view instead (pretrained/ablation/NAME.json, `interpret.stored`).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from .lens import logit_lens
 from .over_training import heads_over_training, replay_snapshots
 from .patching import make_pair, patch
 from .source import load_model
+from .stored import STORED_N, store
 
 
 def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
@@ -62,6 +64,11 @@ def _ablate(args) -> dict:
     model, task = _model(args)
     if args.examples is not None and args.examples < 1:
         raise UsageError(f"--examples {args.examples} must be at least 1")
+    if args.store:
+        if args.model not in [e["name"] for e in pretrained_manifest()]:
+            raise UsageError(f"--store is for shipped models; {args.model!r} is not one")
+        path = store(args.model, STORED_N if args.examples is None else args.examples)
+        return {"model": args.model, "path": str(path)}
     table = ablate(model, task, mode=args.mode, n=args.examples)
     return {"model": args.model, "mode": args.mode, "n": table.attrs["n"], "baseline": _clean(table.attrs["baseline"]),
             "ablations": _records(table)}
@@ -156,7 +163,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         if name == "ablate":
             q.add_argument("--mode", choices=MODES, default="zero", help="zero the part, or put its mean over "
                                                                          "the validation split")
-            q.add_argument("--examples", type=int, metavar="N", help="validation examples (default: all)")
+            q.add_argument("--examples", type=int, metavar="N", help="validation examples (default: all; 200 "
+                                                                         "with --store)")
+            q.add_argument("--store", action="store_true", help="store a shipped model's tables in both modes for "
+                                                                "the page's first view (pretrained/ablation/)")
         if name in ("lens", "patch"):
             q.add_argument("--example", type=int, default=0, metavar="I", help="validation example (default 0)")
         if name == "lens":
@@ -172,6 +182,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def _text(what: str, doc: dict) -> str:
     """The human-readable form: the main table of each answer."""
+    if what == "ablate" and "path" in doc:
+        return f"{doc['model']}: ablation tables written to {doc['path']}"
     if what == "ablate":
         base = ", ".join(f"{k} {v:.3f}" for k, v in doc["baseline"].items())
         table = pd.DataFrame(doc["ablations"]).astype({"head": "Int64"}).round(3).to_string(index=False)

@@ -133,3 +133,14 @@ def test_over_training_of_the_shipped_reversal_from_its_replayed_snapshots(shipp
     assert at.selectbox(key=inside.RUN).value == "reversal-fast"
     lines = by_title(at, "Each head's match")["data"]
     assert len(lines) == 2 * 4 and lines[0]["x"][-1] == 800
+
+
+@pytest.mark.parametrize("name", ["reversal-fast", "char-lm"])
+def test_a_shipped_models_first_ablation_view_is_read_from_its_stored_table(shipped, monkeypatch, name):
+    inside.ablation.clear()
+
+    def refuse(*args, **kwargs):
+        raise AssertionError("computed instead of read from pretrained/ablation/")
+    monkeypatch.setattr(interpret, "ablate", refuse)
+    at = open_app(PAGE, query={models.PRETRAINED: name})
+    assert by_title(at, "What each head is worth")

@@ -22,6 +22,7 @@ from explorer.interpret import (
     knocked_out,
     logit_lens,
     make_pair,
+    metrics,
     parts,
     patch,
     patched_logits,
@@ -35,8 +36,9 @@ from explorer.snapshots import load_snapshots
 from explorer.tasks import BOS, TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
-from explorer.views_data import attention_for, best_head, match_scores
+from explorer.views_data import attention_for, best_head, match_scores, single_threaded
 
+one_thread_metrics = single_threaded(metrics)   # as ablate runs: torch's threads only slow tiny models down
 SMALL = dict(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=32)
 TASKS = {  # kind -> a small task of that kind
     "seq2seq": TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=60, n_val=24),
@@ -117,6 +119,32 @@ def test_mean_ablation_replaces_a_head_by_its_validation_mean(small):
         want = sub.out_proj(kept)
         with knocked_out(model, part, "mean", means):
             assert torch.allclose(sub.out_proj(x), want, atol=1e-5)
+
+
+@pytest.mark.parametrize("mode", ["zero", "mean"])
+def test_ablate_gives_what_each_knock_out_gives_alone_for_every_part(small, mode):
+    """ablate replays what lies upstream of each part from the intact pass; knocked_out + metrics run it all."""
+    model, task = small
+    means = val_means(model, task) if mode == "mean" else None
+    table = ablate(model, task, mode=mode)
+    assert table.attrs["baseline"] == one_thread_metrics(model, task)
+    for i, part in enumerate(parts(model)):
+        with knocked_out(model, part, mode, means):
+            alone = one_thread_metrics(model, task)
+        assert table.loc[i, ["exact", "token_acc", "loss"]].to_dict() == alone, part
+    assert table["loss_rise"].ne(0).sum() > len(table) // 2     # the knock-outs were not the intact pass replayed
+
+
+def test_ablate_leaves_the_model_as_it_was_with_post_norm_and_rope():
+    task = make_task(TASKS["seq2seq"])
+    model = build_model(task.model_config(**SMALL, norm="post", pos_encoding="rope"), seed=2).eval()
+    before = _logits(model, task)
+    table = ablate(model, task)
+    for i, part in enumerate(parts(model)):
+        with knocked_out(model, part):
+            assert table.loc[i, ["exact", "token_acc", "loss"]].to_dict() == one_thread_metrics(model, task), part
+    assert not [m for m in model.modules() if "forward" in vars(m)]     # no tapes left on the caller's model
+    assert torch.equal(_logits(model, task), before)
 
 
 def test_ablation_table_has_every_part_and_the_shipped_reversal_needs_cross_attention(reversal_fast):
