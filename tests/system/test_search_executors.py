@@ -54,7 +54,7 @@ def _answers(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
-    """`ray start --head --block` on a loopback port with 2 CPUs; stopped by its pid (SIGTERM: its
+    """`ray start --head --block` on a loopback port with 2 CPUs, once for the module; stopped by its pid (SIGTERM: its
     raylet, GCS and workers go with it)."""
     pytest.importorskip("ray", reason="ray is in requirements-dev.txt")
     ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
@@ -62,7 +62,10 @@ def ray_head(tmp_path_factory):
     log = open(temp / "head.log", "w")  # noqa: SIM115 - open for the head's whole life
     head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", str(port), "--node-ip-address",
                              "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
-                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT)
+                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT,
+                            # no workers started ahead for the driver: the trials' tasks start their own
+                            # (with them, 4 worker processes started for 2 CPUs)
+                            env={**os.environ, "RAY_prestart_worker_first_driver": "0"})
     try:
         deadline = time.monotonic() + 90
         while not _answers(port):
