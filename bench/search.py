@@ -50,20 +50,34 @@ def warmed(executor):
     return executor
 
 
-def timed(spec: SearchSpec, executor) -> float:
+def timed(spec: SearchSpec, executor, trials: list | None = None) -> float:
     start = time.perf_counter()
     out = run_search(spec, executor)
     assert sum(t["state"] == "COMPLETE" for t in out["trials"]) == spec.trials, out["trials"]
+    if trials is not None:
+        trials.extend(out["trials"])
     return time.perf_counter() - start
+
+
+def best_split(trials: list, workers: int) -> float:
+    """The speed-up `workers` could give these trials at most, handed out in order as the driver does
+    (each to the first free worker), with every trial taking the time it took alone."""
+    free = [0.0] * workers
+    for t in sorted(trials, key=lambda t: t["number"]):
+        free[free.index(min(free))] += t["seconds"]
+    return sum(t["seconds"] for t in trials) / max(free)
 
 
 def workers(args) -> None:
     spec = SearchSpec(task=args.task, space=SPACE, trials=args.trials, steps=args.steps, sampler="random",
                       storage="memory", keep_runs=False)
-    one = timed(spec, warmed(ProcessExecutor(1)))
+    alone: list = []
+    one = timed(spec, warmed(ProcessExecutor(1)), alone)
     two = timed(spec, warmed(ProcessExecutor(2)))
-    print(f"workers: {args.trials} trials x {args.steps} steps: 1 worker {one:.1f} s, 2 workers {two:.1f} s, "
-          f"speed-up {one / two:.2f}x  ({load()})")
+    trained = sum(t["seconds"] for t in alone)
+    print(f"workers: {args.trials} trials x {args.steps} steps: 1 worker {one:.1f} s ({trained:.1f} s of it in "
+          f"trials), 2 workers {two:.1f} s, speed-up {one / two:.2f}x; at most {best_split(alone, 2):.2f}x with "
+          f"these trial times handed out in order  ({load()})")
 
 
 def _ray_head(temp: Path) -> tuple[subprocess.Popen, str]:

@@ -117,7 +117,8 @@ def _launch(study, spec: SearchSpec, executor, dims: dict, driver: str, stop_fil
 def _watch(stop: threading.Event, over: threading.Event, stop_file: str) -> None:
     while not over.is_set():
         if stop.wait(0.1):
-            Path(stop_file).touch()
+            with contextlib.suppress(OSError):   # the search ended meanwhile and took the folder with it
+                Path(stop_file).touch()
             return
 
 

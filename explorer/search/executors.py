@@ -15,14 +15,13 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
-import signal
 import sys
 import threading
 import time
 import types
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
-import torch
+from . import worker
 
 
 class Executor:
@@ -70,15 +69,11 @@ class SerialExecutor(Executor):
         return future
 
 
-def _worker_init() -> None:
-    torch.set_num_threads(1)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the trials by their file
-
-
 def _spawn_pool(workers: int) -> ProcessPoolExecutor:
-    # spawned, so no torch state is forked; one torch thread per worker (bench/README.md, "Hyperparameter
-    # search that scales")
-    return ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+    # spawned, so no torch state is forked; each worker single-threaded before torch loads (worker.init:
+    # OMP / MKL / BLAS env and torch's pools, as Ray's workers; bench/README.md, "Hyperparameter search
+    # that scales")
+    return ProcessPoolExecutor(max_workers=workers, initializer=worker.init,
                                mp_context=multiprocessing.get_context("spawn"))
 
 

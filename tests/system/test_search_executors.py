@@ -1,7 +1,11 @@
 """One 4-trial study through every executor: in this process, in 2 spawned worker processes, and as Ray
 tasks on a real local cluster (`ray start --head` on a loopback port, a process this module starts and
 stops by its pid), driven by the CLI's --ray. The same seeds give the same trials: params, values and
-states, whichever worker ran them.
+states, whichever worker ran them. Each local worker runs single-threaded, as Ray's do.
+
+Process starts are what cost here, not the 6-step trials: the 2 local workers are the server's shared
+pool (`server_processes(2)`), spawned once in the session and reused by the app tier's search; the Ray
+head is started once for the module.
 
 The random sampler, so the proposals do not depend on which trial finished first (TPE, once past its
 random start, learns from the finished trials, which parallel workers change). val_loss, which differs
@@ -24,12 +28,13 @@ from pathlib import Path
 import pytest
 
 from explorer import cli
-from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_search
+from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_search, server_processes
+from explorer.search.worker import ONE_THREAD, threads
 
 ROOT = Path(__file__).resolve().parents[2]
-ARGS = ["--trials", "4", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps", "10", "--sampler",
+ARGS = ["--trials", "4", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps", "6", "--sampler",
         "random", "--seed", "3", "--metric", "val_loss"]
-SPEC = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log", "d_model=16,32"), trials=4, steps=10,
+SPEC = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log", "d_model=16,32"), trials=4, steps=6,
                   metric="val_loss", sampler="random", seed=3, storage="memory")   # what ARGS ask for
 
 
@@ -49,7 +54,7 @@ def _answers(port: int) -> bool:
 
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
-    """`ray start --head --block` on a loopback port with 2 CPUs; stopped by its pid (SIGTERM: its
+    """`ray start --head --block` on a loopback port with 2 CPUs, once for the module; stopped by its pid (SIGTERM: its
     raylet, GCS and workers go with it)."""
     pytest.importorskip("ray", reason="ray is in requirements-dev.txt")
     ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
@@ -57,7 +62,10 @@ def ray_head(tmp_path_factory):
     log = open(temp / "head.log", "w")  # noqa: SIM115 - open for the head's whole life
     head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", str(port), "--node-ip-address",
                              "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
-                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT)
+                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT,
+                            # no workers started ahead for the driver: the trials' tasks start their own
+                            # (with them, 4 worker processes started for 2 CPUs)
+                            env={**os.environ, "RAY_prestart_worker_first_driver": "0"})
     try:
         deadline = time.monotonic() + 90
         while not _answers(port):
@@ -84,13 +92,27 @@ def in_process():
     return run_search(SPEC.replace(keep_runs=False), SerialExecutor())
 
 
-def test_two_local_processes_give_the_same_trials(in_process, monkeypatch):
+@pytest.fixture(scope="module")
+def two_workers():
+    """The server's 2 worker processes (spawned on first use, kept for the session: closing this executor
+    leaves them running)."""
+    return ProcessExecutor(2, pool=server_processes(2))
+
+
+def test_two_local_processes_give_the_same_trials(in_process, two_workers, monkeypatch):
     # a spawned worker re-runs the parent's __main__ by path: here pytest's, which must not run again
     monkeypatch.setitem(sys.modules, "__main__", types.ModuleType("__main__"))
-    outcome = run_search(SPEC, ProcessExecutor(2))
+    outcome = run_search(SPEC, two_workers)
     assert _results(outcome) == _results(in_process)
     workers = {t["worker"] for t in outcome["trials"]}
     assert len(workers) == 2 and outcome["driver"] not in workers   # two processes, neither the driver
+
+
+def test_a_local_worker_runs_single_threaded(two_workers):
+    reports = [f.result() for f in [two_workers.submit(threads, None) for _ in range(4)]]
+    for report in reports:   # OpenMP, MKL and BLAS told before torch loaded; torch's own two pools
+        assert {k: report[k] for k in ONE_THREAD} == ONE_THREAD and (report["torch"], report["interop"]) == (1, 1)
+    assert os.getpid() not in {r["pid"] for r in reports}
 
 
 def test_ray_tasks_on_a_cluster_give_the_same_trials(in_process, ray_head, tmp_path):

@@ -3,7 +3,7 @@ file and runs only the missing trials, a failing trial is recorded as failed whi
 the pruner stops a trial worse than its peers, trials are saved as resumable runs, the slot pool gates
 the app's trials, and the CLI keeps its JSON contract and its one-line errors.
 
-Tiny: reversal-fast, a dozen steps, 20 validation examples. val_loss is the objective where results
+Tiny: reversal-fast, 6 steps, 20 validation examples. val_loss is the objective where results
 are compared, as it differs between any two trials (exact match is 0 for all of them this early).
 """
 
@@ -24,7 +24,7 @@ from explorer.search.study import INTERRUPTED, counts
 from explorer.search.trial import PRUNED, run_trial
 from explorer.slots import _SlotPool
 
-TINY = dict(task="reversal-fast", steps=12, eval_examples=20, metric="val_loss")
+TINY = dict(task="reversal-fast", steps=6, eval_examples=20, metric="val_loss")
 
 
 def tiny(**kw) -> SearchSpec:
@@ -118,10 +118,10 @@ def test_every_trial_is_saved_as_a_resumable_run_of_its_owner():
     out = run_search(tiny(storage="memory"), owner="visitor-1")
     best = out["best"]
     info = next(r for r in runs.list_runs() if r.name == best["run"])
-    assert info.owner == "visitor-1" and info.steps == 12 and info.train["lr"] == best["params"]["lr"]
+    assert info.owner == "visitor-1" and info.steps == 6 and info.train["lr"] == best["params"]["lr"]
     assert info.model["d_model"] == best["params"]["d_model"]
     _, _, cfg, state, _ = runs.open_for_resume(best["run"])
-    assert state.step == cfg.steps == 12 and len(state.history) == 12
+    assert state.step == cfg.steps == 6 and len(state.history) == 6
 
 
 def test_the_pooled_executor_starts_a_trial_only_in_a_free_slot(monkeypatch):
@@ -172,7 +172,7 @@ def _cli(*argv) -> tuple[int, str, str]:
 
 def test_the_cli_prints_the_json_contract(tmp_path):
     code, out, err = _cli("--trials", "2", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps",
-                          "12", "--workers", "1", "--metric", "val_loss", "--json",
+                          "6", "--workers", "1", "--metric", "val_loss", "--json",
                           "--storage", f"sqlite:///{tmp_path / 's.db'}")
     assert code == 0 and "2/2 trials" in err
     data = json.loads(out)
