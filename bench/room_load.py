@@ -4,10 +4,8 @@
 
 One `streamlit run app.py` on a loopback port (runs in a temp dir). The teacher, `--browsers` of the
 students and two classmates training (`train?train_steps=...`, the two slots) are headless Chromium
-contexts; the other students are `bench/room_client.py` tabs: Streamlit's websocket protocol as the
-frontend speaks it, so each costs the server what a tab costs and the bench machine almost nothing
-(in a class each student's browser is on its own device; 31 renderers on these 2 cores starved the
-server, bench/README.md). A student's seat comes from its owner cookie, so a context or client is a student.
+contexts; the other students are `bench/room_client.py` tabs, which cost the server what a tab costs
+and the bench almost nothing (31 renderers on these 2 cores starved the server). A seat is an owner cookie.
 
 Each round: the teacher opens a fresh room on module6 step 1 (`teach=1`), every student opens
 `lessons?room=CODE` and is rendered; the teacher clicks Next (step 2, a 3-choice question computed without
@@ -18,10 +16,8 @@ teacher clicks Reveal. Measured per student, on one clock (`Date.now()`: everyth
 - reveal: from the teacher's click on Reveal to the answer (`lesson_result`) there, the same way.
 A fresh room each round because a reveal is final: a room shows a revealed step revealed for good.
 
-Also printed: the teacher's own page for the same clicks, the server's RSS and threads (itself and its
-children, from /proc, sampled 4 times a second, max), Chromium's PSS, the CPU seconds the server and the
-browser used during each measured window, the load average, page errors and the wall time.
-Nothing is asserted: this prints figures for bench/README.md.
+Also printed: the teacher's own page, the server's peak RSS and threads (with children, /proc, 4 Hz),
+Chromium's PSS, each window's CPU seconds (server, browser), the load, page errors, the wall time.
 """
 
 from __future__ import annotations
