@@ -6,8 +6,9 @@ from streamlit.testing.v1 import AppTest
 
 from explorer import checkpoints
 from explorer.lessons import LESSONS
-from tests.app.test_app import ROOT, SHIPPED, assert_ok
-from ui import owner, room
+from tests.app.test_app import SHIPPED, assert_ok
+from tests.app.test_app_lessons import open_lesson
+from ui import room
 
 QUESTION = ("module6", 2)   # "Which dimensions change fastest?": three choices, answered without training
 
@@ -17,16 +18,7 @@ def shipped_models(monkeypatch):
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
 
 
-def tab(query: dict, token: str | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if token is not None:   # the browser's owner cookie: the same student in a reopened tab
-        at.session_state[owner.TOKEN] = token
-    at.run()
-    at.switch_page("pages/lessons.py")
-    at.query_params.update(query)
-    at.run()
-    assert_ok(at)
-    return at
+tab = open_lesson   # each tab of a room is a tab on the Lessons page
 
 
 def param(at: AppTest, name: str) -> str | None:
