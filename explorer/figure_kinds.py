@@ -146,11 +146,12 @@ def _timelapse(s: Subject, _example: int) -> go.Figure:
 
 
 def _ablation(s: Subject, _example: int) -> go.Figure:
-    """Every head knocked out in turn (zero mode, 200 validation examples): the Inside the model page's grid."""
+    """Every head knocked out in turn (zero mode, 200 validation examples): the Inside the model page's grid, read
+    from a shipped model's stored table when it is of these weights."""
     from .figures.interpret import ablation_heatmap
-    from .interpret import ablate
+    from .interpret.stored import ablation_table
 
-    table = ablate(s.model, s.task, mode="zero", n=ABLATION_EXAMPLES)
+    table = ablation_table(s.name if s.source == "shipped" else None, s.model, s.task, "zero", ABLATION_EXAMPLES)
     kinds = [k for k in ATTENTION_KINDS if k in set(table["kind"])]
     return ablation_heatmap(table, kinds, title=f"What knocking out each head costs {s.name}")
 

@@ -14,7 +14,7 @@ import streamlit as st
 from explorer import checkpoints, interpret, runs, views_data
 from explorer.interpret.over_training import shipped_folder
 from explorer.interpret.parts import inputs
-from explorer.interpret.stored import STORED_N, stored
+from explorer.interpret.stored import STORED_N, ablation_table
 from explorer.snapshots import SNAPSHOTS_FILE
 from explorer.tasks import Task
 from ui import training_job
@@ -54,9 +54,7 @@ def linked_focus(kinds: list[str]) -> tuple[str, int, int] | None:
 def ablation(version: str, _model, _task: Task, mode: str) -> tuple[pd.DataFrame, dict]:
     """A shipped model's stored table (interpret.stored) if it is of these weights, else computed."""
     name = version.split("@")[0].removeprefix("pretrained:") if version.startswith("pretrained:") else None
-    table = None if name is None else stored(name, _model, mode, N_EXAMPLES)
-    if table is None:
-        table = interpret.ablate(_model, _task, mode=mode, n=N_EXAMPLES)
+    table = ablation_table(name, _model, _task, mode, N_EXAMPLES)
     return table, dict(table.attrs["baseline"])
 
 

@@ -60,4 +60,10 @@ def stored(name: str, model: nn.Module, mode: str, n: int) -> pd.DataFrame | Non
     return table_of(got["ablations"], got["baseline"], mode, n)
 
 
-__all__ = ["STORED_N", "store", "stored", "stored_folder"]
+def ablation_table(name: str | None, model: nn.Module, task, mode: str = "zero", n: int = STORED_N) -> pd.DataFrame:
+    """Shipped model `name`'s stored table if it is of these weights, else computed (`ablate`); name None: computed."""
+    table = None if name is None else stored(name, model, mode, n)
+    return ablate(model, task, mode=mode, n=n) if table is None else table
+
+
+__all__ = ["STORED_N", "ablation_table", "store", "stored", "stored_folder"]
