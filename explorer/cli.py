@@ -128,10 +128,15 @@ def own_task_config(args: argparse.Namespace) -> TaskConfig | None:
     if ignored:
         raise UsageError(f"{', '.join(ignored)} cannot go with {'--data' if args.data else '--text'}: the file "
                          "is the task (--task-seed draws its split)")
+    return own_file(path, own_data.pairs_config if args.data else own_data.text_config, args.task_seed or 0)
+
+
+def own_file(path: str, make=own_data.pairs_config, seed: int = 0) -> TaskConfig:
+    """The checked TaskConfig of a teacher's file (`make`: pairs or text); UsageError names the file, line
+    and reason."""
     try:
         own_data.check_size(Path(path).stat().st_size)  # a huge file is refused unread
-        make = own_data.pairs_config if args.data else own_data.text_config
-        return make(Path(path).read_bytes(), seed=args.task_seed or 0)
+        return make(Path(path).read_bytes(), seed=seed)
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     except ValueError as e:

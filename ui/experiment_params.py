@@ -11,9 +11,10 @@ import streamlit as st
 
 from explorer.config import POS_ENCODINGS
 from explorer.experiments import Experiment, refusal_of
-from explorer.experiments.cli import parse_values
+from explorer.experiments.cli import parse_values, takes_own_data
 from explorer.experiments.sweep import AXES
-from explorer.tasks import TASK_PRESETS
+from explorer.tasks import TASK_PRESETS, own_data
+from ui import own_data as own_upload
 
 EXP_NAME, EXP_BUDGET = "exp_name", "exp_budget"  # the experiment shown and its budget (in the URL)
 EXP_PARAM = "exp_param"           # prefix of the parameter widgets: "exp_param_pe-order_full_seeds"
@@ -89,7 +90,7 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     returns (params, None) or (None, what is wrong and what is valid)."""
     base = exp.tiny if budget == "quick" else exp.params()
     prefix = f"{EXP_PARAM}_{exp.name}_{budget}"
-    fields = [f.name for f in dataclasses.fields(exp.params)]
+    fields = [f.name for f in dataclasses.fields(exp.params) if f.name != "data"]  # own data: an upload
     main = [f for f in MAIN if f in fields] + [f for f in fields if isinstance(getattr(base, f), tuple)
                                                and f not in MAIN]
     values: dict = {}
@@ -97,7 +98,15 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     for i, field in enumerate(main):
         with cols[i % len(cols)]:
             values[field] = _widget(exp, base, field, prefix, values)
-    with st.expander("More parameters"):
+    more = st.expander("More parameters")
+    if takes_own_data(exp.params):
+        own, refused = _own_pairs(prefix)
+        if refused:
+            return None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
+        if own is not None:  # the file is the task
+            fields.remove("task")
+            values.update(task=own_data.OWN, data=own.cfg.text)
+    with more:
         rest = [f for f in fields if f not in main]
         cols = st.columns(4)
         for i, field in enumerate(rest):
@@ -108,6 +117,30 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     except (TypeError, ValueError) as err:
         return None, str(err)
     return params, refusal(exp.name, params)
+
+
+def _own_pairs(prefix: str):
+    """The "Your own pairs" expander: (the uploaded pairs' task, None), (None, why refused) or (None, None)."""
+    key = f"{prefix}_data"
+    with st.expander("Your own pairs", expanded=st.session_state.get(key) is not None):
+        upload = own_upload.pairs_uploader(key)
+        if upload is None:
+            st.caption("Upload a TSV of your own pairs to run this experiment on them instead of the task under "
+                       "More parameters: each seed draws its own 90/10 split. The file is not in the page's address.")
+            return None, None
+        task, error = own_upload.checked_pairs(upload.getvalue())
+        if error:
+            st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
+            return None, error
+        st.success(f"The experiment runs on **{upload.name}**: {own_upload.facts(task)}",
+                   icon=":material/check_circle:")
+        return task, None
+
+
+def data_file(exp: Experiment, budget: str) -> str:
+    """The name of the pairs uploaded for this experiment and budget (for the command line)."""
+    upload = st.session_state.get(f"{EXP_PARAM}_{exp.name}_{budget}_data")
+    return getattr(upload, "name", "FILE.tsv")
 
 
 def refusal(name: str, params) -> str | None:
@@ -126,8 +159,12 @@ def command_line(exp: Experiment, params, budget: str) -> str:
     """The CLI call that runs this configuration (and writes CSV)."""
     base = exp.tiny if budget == "quick" else exp.params()
     parts = ["python -m explorer experiment", exp.name] + (["--tiny"] if budget == "quick" else [])
+    if getattr(params, "task", None) == own_data.OWN:
+        parts.append(f"--data {data_file(exp, budget)}")
     for f in dataclasses.fields(params):
         value = getattr(params, f.name)
+        if f.name in ("task", "data") and params.task == own_data.OWN:
+            continue
         if value != getattr(base, f.name):
             shown = ",".join(map(str, value)) if isinstance(value, tuple) else value
             parts.append(f"--set {f.name}={shown}")

@@ -51,9 +51,7 @@ def picker() -> Task | None:
             st.caption("Upload pairs (one a line, source and target split by a tab) or paste a text. Own data "
                        "is not part of the page's address; a run trained on it is saved with it, so it reopens.")
         elif mode == PAIRS:
-            upload = st.file_uploader("TSV file: one pair a line, source<TAB>target", type=["tsv", "txt"],
-                                      key=OWN_FILE, max_upload_size=own_data.MAX_BYTES // 2**20,
-                                      help=f"Tokens are split on spaces. Limits: {limits()}.")
+            upload = pairs_uploader(OWN_FILE)
             st.caption("For example, two lines of SCAN: `jump twice` ⇥ `JUMP JUMP` and `walk left` ⇥ `LTURN WALK` "
                        "(⇥: a tab). 90% of the sources train, 10% test.")
             if upload is not None:
@@ -76,6 +74,19 @@ def picker() -> Task | None:
         elif refusal():
             st.info(f"{refusal()} **Train** waits for it.", icon=":material/upload_file:")
     return task
+
+
+def pairs_uploader(key: str):
+    """The TSV upload of own pairs (Train, Experiments): the uploaded file or None."""
+    return st.file_uploader("TSV file: one pair a line, source<TAB>target", type=["tsv", "txt"], key=key,
+                            max_upload_size=own_data.MAX_BYTES // 2**20,
+                            help=f"Tokens are split on spaces. Limits: {limits()}.")
+
+
+def checked_pairs(data: bytes) -> tuple[Task | None, str | None]:
+    """(the task of an uploaded TSV, None) or (None, why it is refused); checked once per file."""
+    spec, error = _config_json(data, "pairs")
+    return (task_of_config(spec), None) if spec is not None else (None, error)
 
 
 def chosen() -> bool:

@@ -7,19 +7,21 @@ Pre-LN), which learns to reverse 4-8 digits in a few hundred steps on one core.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import torch
 from torch import nn
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.tasks import PAD, TASK_PRESETS, Batch, Task, make_task
+from explorer.tasks import PAD, Batch, Task, make_task, own_data
 from explorer.training import StepMetrics
 
 from .base import Context, choice, measuring, number, whole
 
 REVERSAL_TASKS = ("reversal-fast", "reversal-seed")
+OWN_DATA = own_data.OWN   # a teacher's TSV (explorer/tasks/own_data.py), its text in the params' `data`
 
 
 @dataclass(frozen=True)
@@ -35,9 +37,12 @@ class Seq2SeqBase:
     eval_every: int = 50
     eval_examples: int = 200
     seeds: int = 3
+    data: str = field(default="", repr=False)   # task "pairs": the TSV's text
+    takes_own_data: ClassVar[bool] = False       # True where the experiment asks nothing of reversal itself
 
     def __post_init__(self) -> None:
-        choice("task", self.task, REVERSAL_TASKS)
+        choice("task", self.task, REVERSAL_TASKS + ((OWN_DATA,) if self.takes_own_data else ()))
+        own_data.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
         for name in ("d_model", "n_heads", "n_layers", "steps", "batch_size", "eval_examples", "seeds"):
             whole(name, getattr(self, name))
         whole("warmup", self.warmup, 0)
@@ -47,8 +52,9 @@ class Seq2SeqBase:
             raise ValueError(f"d_model={self.d_model} is not divisible by n_heads={self.n_heads}")
 
 
-def reversal_task(p: Seq2SeqBase, seed: int, **changes) -> Task:
-    return make_task(TASK_PRESETS[p.task].replace(seed=seed, **changes))
+def seq2seq_task(p: Seq2SeqBase, seed: int, **changes) -> Task:
+    """The run's task: a reversal preset (with `changes`), or the teacher's pairs split by `seed`."""
+    return make_task(own_data.preset_or_pairs(p.task, p.data, seed).replace(**changes))
 
 
 def train_seq2seq(ctx: Context, p: Seq2SeqBase, task: Task, seed: int, label_smoothing: float = 0.0,
@@ -81,4 +87,5 @@ def exact_match(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     return (pred == target).all(1)
 
 
-__all__ = ["REVERSAL_TASKS", "Seq2SeqBase", "reversal_task", "train_seq2seq", "val_rows", "exact_match"]
+__all__ = ["REVERSAL_TASKS", "OWN_DATA", "Seq2SeqBase", "seq2seq_task", "train_seq2seq", "val_rows",
+           "exact_match"]

@@ -22,7 +22,7 @@ from explorer.figures.results import bar_with_error
 from explorer.inspect import capture
 from explorer.tasks import BOS
 
-from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
+from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
 from .base import Claim, Context, Experiment, Result, build_result, num, seed_major, stat, whole
 
 CLEAR = 0.5     # "clear alignment": most of a head's weight on the expected source position
@@ -60,7 +60,7 @@ def agreement(pattern: np.ndarray, expected: np.ndarray) -> np.ndarray:
 
 
 def _unit(ctx: Context, p: AlignmentParams, seed: int):
-    task = reversal_task(p, seed)
+    task = seq2seq_task(p, seed)
     model, _ = train_seq2seq(ctx, p, task, seed)
     seen = [cross_attention(model, task, i) for i in range(p.examples)]
     score = np.mean([agreement(pat, exp) for pat, exp, _, _ in seen], axis=0)  # (L, H)

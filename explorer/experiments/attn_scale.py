@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -26,7 +27,7 @@ from explorer.losses import loss_and_stats
 from explorer.model import MultiHeadAttention, build_model
 from explorer.task_kinds import KINDS
 
-from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
+from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
 from .base import (
     Claim,
     Context,
@@ -59,6 +60,7 @@ def grad_at(d: int) -> str:
 
 @dataclass(frozen=True)
 class AttnScaleParams(Seq2SeqBase):
+    takes_own_data: ClassVar[bool] = True   # task="pairs": a teacher's TSV
     d_model: int = 64
     n_heads: int = 1                    # (b) trains d_head = d_model / n_heads = 64
     d_heads: tuple[int, ...] = (4, 16, 64, 256)   # (a) head widths at initialisation
@@ -72,7 +74,7 @@ class AttnScaleParams(Seq2SeqBase):
 
 def init_measures(p: AttnScaleParams, seed: int, d_head: int, scale: str) -> tuple[float, float]:
     """(mean attention entropy in nats, gradient norm of every query and key projection) on one batch."""
-    task = reversal_task(p, seed)
+    task = seq2seq_task(p, seed)
     d_model = d_head * p.n_heads
     base = task.model_config(ModelConfig(d_model=d_model, n_heads=p.n_heads, n_encoder_layers=p.n_layers,
                                          n_decoder_layers=p.n_layers, d_ff=2 * d_model, attn_scale=scale))
@@ -101,7 +103,7 @@ def _init_unit(p: AttnScaleParams, seed: int, cond: str):
 
 
 def _train_unit(ctx: Context, p: AttnScaleParams, seed: int, cond: str):
-    task = reversal_task(p, seed)
+    task = seq2seq_task(p, seed)
     model, history = train_seq2seq(ctx, p, task, seed, attn_scale=SCALES[cond])
     final = final_metrics(model, task, history, p.eval_examples)
     samples = [dict(condition=cond, seed=seed, metric=LOSS, value=final["val_loss"]),

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 from explorer.decoding import beam_search, greedy, sequence_logprob
 from explorer.figures.curves import line_chart
 
-from ._seq2seq import Seq2SeqBase, exact_match, reversal_task, train_seq2seq, val_rows
+from ._seq2seq import Seq2SeqBase, exact_match, seq2seq_task, train_seq2seq, val_rows
 from .base import (
     Claim,
     Context,
@@ -36,6 +37,7 @@ LOGP_TOLERANCE = 1e-4   # nats: rounding, not search
 
 @dataclass(frozen=True)
 class DecodingParams(Seq2SeqBase):
+    takes_own_data: ClassVar[bool] = True   # task="pairs": a teacher's TSV
     beam_k: int = 4
     eval_examples: int = 200
     steps: int = 300
@@ -57,7 +59,7 @@ def compare(model, batch, k: int) -> dict:
 
 
 def _unit(ctx: Context, p: DecodingParams, seed: int, beam: str):
-    task = reversal_task(p, seed)
+    task = seq2seq_task(p, seed)
     batch = val_rows(task, p.eval_examples)
     curves, last = [], {}
 

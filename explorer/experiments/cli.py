@@ -22,6 +22,7 @@ import pandas as pd
 
 from explorer.evidence import OPEN, fmt, fmt_interval
 from explorer.runs import runs_dir
+from explorer.tasks import own_data
 
 from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
 from .sweep import ProcessExecutor, SerialExecutor
@@ -41,6 +42,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--seeds", type=int, metavar="N", help="number of seeds (default: the experiment's)")
     p.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
                    help="change a parameter, e.g. --set steps=200 --set x_values=16,32 (repeatable)")
+    p.add_argument("--data", metavar="FILE.tsv", help="your own pairs (source<TAB>target a line) as the task, for "
+                                                      f"{', '.join(own_data_experiments())}")
     p.add_argument("--out", type=Path, metavar="DIR", help="CSV folder (default: runs/experiments/NAME)")
     p.add_argument("--fresh", action="store_true", help="recompute even if the result is cached")
     p.add_argument("--workers", type=int, metavar="N", help="sweep: worker processes (default: all cores; 1 = "
@@ -87,7 +90,23 @@ def overrides(exp, args: argparse.Namespace) -> dict:
         out[key.strip()] = parse_value(key.strip(), getattr(defaults, key.strip()), text)
     if args.seeds is not None:
         out["seeds"] = args.seeds
+    if args.data is not None:
+        if exp.name not in own_data_experiments():
+            raise UsageError(f"--data: experiment {exp.name!r} makes its own data; the experiments that take your "
+                             f"pairs are {', '.join(own_data_experiments())}")
+        from explorer.cli import own_file
+
+        out.update(task=own_data.OWN, data=own_file(args.data).text)
     return out
+
+
+def own_data_experiments() -> list[str]:
+    """The experiments whose task may be a teacher's pairs (task "pairs", its text in `data`)."""
+    return [name for name, exp in EXPERIMENTS.items() if takes_own_data(exp.params)]
+
+
+def takes_own_data(params: type) -> bool:
+    return getattr(params, "takes_own_data", False)
 
 
 def describe() -> str:

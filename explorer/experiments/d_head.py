@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import ClassVar
 
 from explorer.figures.curves import line_chart
 
-from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
+from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
 from .base import (
     Claim,
     Context,
@@ -40,6 +41,7 @@ LOSS, EXACT, DIVERGED = "val loss", "val exact", "diverged"
 
 @dataclass(frozen=True)
 class DHeadParams(Seq2SeqBase):
+    takes_own_data: ClassVar[bool] = True   # task="pairs": a teacher's TSV
     d_model: int = 64
     heads: tuple[int, ...] = (1, 2, 4, 8, 16)   # d_head 64, 32, 16, 8, 4
 
@@ -56,7 +58,7 @@ def label(p: DHeadParams, heads: int) -> str:
 
 
 def _unit(ctx: Context, p: DHeadParams, seed: int, heads: int):
-    cond, task = label(p, heads), reversal_task(p, seed)
+    cond, task = label(p, heads), seq2seq_task(p, seed)
     model, history = train_seq2seq(ctx, p, task, seed, n_heads=heads)
     final = final_metrics(model, task, history, p.eval_examples)
     diverged = float(bool(history) and history[-1].stopped is not None)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from dataclasses import dataclass
+from typing import ClassVar
 
 import torch
 
@@ -22,7 +23,7 @@ from explorer.figures.curves import line_chart
 from explorer.inspect import entropy
 from explorer.tasks import PAD
 
-from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq, val_rows
+from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq, val_rows
 from .base import (
     Claim,
     Context,
@@ -43,6 +44,7 @@ ENTROPY, TRAIN_ACC, VAL_ACC, VAL_EXACT = "entropy (nats)", "train accuracy", "va
 
 @dataclass(frozen=True)
 class SmoothingParams(Seq2SeqBase):
+    takes_own_data: ClassVar[bool] = True   # task="pairs": a teacher's TSV
     task: str = "reversal-seed"   # exercise 2.3: integers in [1, 100], lengths 10-20
     steps: int = 600              # enough for ~98% token accuracy there (the ch2 lesson's shipped answer)
     epsilons: tuple[float, ...] = (0.0, 0.1)
@@ -78,7 +80,7 @@ def held_out_entropy(model, task, n: int) -> float:
 
 
 def _unit(ctx: Context, p: SmoothingParams, seed: int, eps: float):
-    cond, task = _label(eps), reversal_task(p, seed)
+    cond, task = _label(eps), seq2seq_task(p, seed)
     model, history = train_seq2seq(ctx, p, task, seed, label_smoothing=eps)
     curves, window = [], []
     for rec in history:
@@ -111,7 +113,7 @@ def _measure(p: SmoothingParams):
 def run(p: SmoothingParams, ctx: Context) -> Result:
     done = ctx.collect(seed_major(p.seeds, p.epsilons), lambda u: _unit(ctx, p, *u),
                        lambda u: f"seed {u[0]}, {_label(u[1])}")
-    vocab = len(reversal_task(p, 0).vocab)
+    vocab = len(seq2seq_task(p, 0).vocab)
     predictions = {(_label(e), ENTROPY): (target_entropy(e, vocab), "near 0: confident" if e == 0 else
                                           f"higher: about {target_entropy(e, vocab):.2f}, the smoothed target's")
                    for e in p.epsilons}

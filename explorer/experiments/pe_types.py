@@ -24,7 +24,7 @@ from explorer.config import POS_ENCODINGS
 from explorer.evaluation import evaluate
 from explorer.figures.curves import line_chart
 
-from ._seq2seq import Seq2SeqBase, reversal_task, train_seq2seq
+from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
 from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
 
 EXACT_IN, EXACT_OUT, TOKEN_OUT = "exact (trained lengths)", "exact (longer)", "token accuracy (longer)"
@@ -53,8 +53,8 @@ class PETypesParams(Seq2SeqBase):
 
 def _unit(ctx: Context, p: PETypesParams, seed: int, pe: str):
     n = p.max_len
-    task = reversal_task(p, seed, min_len=p.min_len, max_len=n)
-    longer = reversal_task(p, seed + OOD_SEED, min_len=n + 1, max_len=2 * n, n_train=1, n_val=p.eval_examples)
+    task = seq2seq_task(p, seed, min_len=p.min_len, max_len=n)
+    longer = seq2seq_task(p, seed + OOD_SEED, min_len=n + 1, max_len=2 * n, n_train=1, n_val=p.eval_examples)
     model, history = train_seq2seq(ctx, p, task, seed, max_len=2 * n + 2, pos_encoding=pe)
     inside, outside = evaluate(model, task, p.eval_examples), evaluate(model, longer, p.eval_examples)
     samples = [dict(condition=pe, seed=seed, metric=m, value=v) for m, v in (

@@ -14,15 +14,15 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from concurrent.futures import Future
-from dataclasses import dataclass
-from typing import Any, Protocol
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 import pandas as pd
 
 from explorer.figures.results import sweep_heatmap
 from explorer.search.executors import ProcessExecutor, SerialExecutor
-from explorer.tasks import TASK_PRESETS
+from explorer.tasks import TASK_PRESETS, own_data
 
 from .base import Context, Experiment, Result, build_result, choice, number, whole
 
@@ -48,6 +48,7 @@ class SweepExecutor(Protocol):
 
 @dataclass(frozen=True)
 class SweepParams:
+    takes_own_data: ClassVar[bool] = True   # task="pairs": a teacher's TSV
     task: str = "reversal-fast"
     x_axis: str = "d_model"
     x_values: tuple = (16, 32, 64)
@@ -63,9 +64,11 @@ class SweepParams:
     metric: str = "val_exact"
     eval_examples: int = 200
     seeds: int = 1
+    data: str = field(default="", repr=False)   # task "pairs": the TSV's text
 
     def __post_init__(self) -> None:
-        choice("task", self.task, tuple(TASK_PRESETS))
+        choice("task", self.task, (*TASK_PRESETS, own_data.OWN))
+        own_data.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
         choice("metric", self.metric, METRICS)
         for axis, values, name in ((self.x_axis, self.x_values, "x"), (self.y_axis, self.y_values, "y")):
             choice(f"{name}_axis", axis, tuple(AXES))
@@ -99,7 +102,7 @@ def search_spec(p: SweepParams):
     space = tuple(f"{axis}={','.join(str(v) for v in values)}"
                   for axis, values in ((p.x_axis, p.x_values), (p.y_axis, p.y_values)))
     return SearchSpec(task=p.task, space=(*space, "seed=" + ",".join(str(s) for s in range(p.seeds))),
-                      trials=len(_cells(p)), sampler="grid", metric=p.metric, storage="memory", base=base,
+                      trials=len(_cells(p)), sampler="grid", metric=p.metric, storage="memory", base=base, data=p.data,
                       eval_examples=p.eval_examples, keep_runs=False, data_seed_from_trial=True)
 
 

@@ -17,7 +17,7 @@ import signal
 import threading
 
 from explorer.experiments.cli import _Progress as StatusLine
-from explorer.tasks import TASK_PRESETS
+from explorer.tasks import TASK_PRESETS, own_data
 
 from .driver import run_search
 from .executors import ProcessExecutor, SerialExecutor
@@ -34,7 +34,8 @@ def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the except
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--task", default="reversal-fast", choices=list(TASK_PRESETS), help="task preset")
+    p.add_argument("--task", choices=list(TASK_PRESETS), help="task preset (default: reversal-fast)")
+    p.add_argument("--data", metavar="FILE.tsv", help="your own pairs (source<TAB>target a line) as the task")
     p.add_argument("--trials", type=int, default=8, metavar="N", help="finished trials the study holds at the end")
     p.add_argument("--space", action="append", default=[], metavar="FIELD=SPEC",
                    help=f"a dimension: FIELD=LOW:HIGH[:log] or FIELD=A,B,C (repeatable); FIELD one of "
@@ -103,9 +104,21 @@ def _table(outcome: dict) -> str:
     return "\n".join(lines)
 
 
+def task_of(args: argparse.Namespace) -> tuple[str, str]:
+    """(task name, own data) of --task or --data; UsageError names a bad file's line."""
+    if args.data is None:
+        return args.task or "reversal-fast", ""
+    if args.task:
+        raise UsageError("give --task or --data, not both: the file is the task")
+    from explorer.cli import own_file
+
+    return own_data.OWN, own_file(args.data).text
+
+
 def run_command(args: argparse.Namespace) -> int:
+    task, data = task_of(args)
     try:
-        spec = SearchSpec(task=args.task, space=tuple(args.space), trials=args.trials, steps=args.steps,
+        spec = SearchSpec(task=task, data=data, space=tuple(args.space), trials=args.trials, steps=args.steps,
                           sampler=args.sampler, pruner=args.pruner, seed=args.seed, metric=args.metric,
                           storage=args.storage, study=args.study)
         study = open_study(spec)

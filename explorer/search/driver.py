@@ -50,7 +50,7 @@ def trial_spec(spec: SearchSpec, number: int, params: dict, peers: list, stop_fi
     settings = spec.settings()
     steps = params.get("steps", settings["steps"])
     seed = params.get("seed", trial_seed(spec.seed, number))
-    return {"number": number, "task": spec.task, "base": settings, "params": params, "seed": seed,
+    return {"number": number, "task": spec.task, "data": spec.data, "base": settings, "params": params, "seed": seed,
             "data_seed": seed if spec.data_seed_from_trial else None, "metric": spec.objective(),
             "direction": direction_of(spec.objective()), "pruner": spec.pruner, "peers": peers,
             "eval_every": max(1, steps // 8) if spec.pruner != "none" else 0, "eval_examples": spec.eval_examples,

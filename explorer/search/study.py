@@ -26,7 +26,7 @@ from optuna.trial import TrialState
 
 from explorer.recipes import RECOMMENDED, recommended
 from explorer.runs import runs_dir
-from explorer.tasks import TASK_PRESETS, TASKS
+from explorer.tasks import TASKS, own_data
 
 from .space import FIELDS, grid, grid_size, parse_space
 from .trial import PRUNERS
@@ -82,10 +82,10 @@ class SearchSpec:
     eval_examples: int = 200
     keep_runs: bool = True            # save every trial's run (the sweep keeps only its numbers)
     data_seed_from_trial: bool = False  # the sweep's: each seed draws its own task data too
+    data: str = field(default="", repr=False)   # task "pairs": a teacher's TSV (explorer/tasks/own_data.py)
 
     def __post_init__(self) -> None:
-        if self.task not in TASK_PRESETS:
-            raise ValueError(f"task {self.task!r} is not known; choose one of {', '.join(TASK_PRESETS)}")
+        own_data.preset_or_pairs(self.task, self.data)  # an unknown task or a refused TSV, named
         space = parse_space(self.space)  # ValueError names the field
         for name, value, valid in (("sampler", self.sampler, SAMPLERS), ("pruner", self.pruner, PRUNERS)):
             if value not in valid:
@@ -115,13 +115,14 @@ class SearchSpec:
     def objective(self) -> str:
         if self.metric is not None:
             return self.metric
-        return DEFAULT_METRIC[TASKS[TASK_PRESETS[self.task].name].kind]
+        return DEFAULT_METRIC[TASKS[own_data.preset_or_pairs(self.task, self.data).name].kind]
 
     def key(self) -> dict:
         """What makes two studies the same (the stored spec a resumed study must match)."""
         return {"task": self.task, "space": [d.spec() for d in self.dims().values()], "settings": self.settings(),
                 "sampler": self.sampler, "pruner": self.pruner, "seed": self.seed, "metric": self.objective(),
-                "eval_examples": self.eval_examples, "data_seed_from_trial": self.data_seed_from_trial}
+                "eval_examples": self.eval_examples, "data_seed_from_trial": self.data_seed_from_trial,
+                **({"data": hashlib.sha256(self.data.encode()).hexdigest()} if self.data else {})}
 
     def study_name(self) -> str:
         if self.study:

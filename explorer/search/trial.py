@@ -19,7 +19,7 @@ import time
 import torch
 
 from explorer.model import build_model
-from explorer.tasks import TASK_PRESETS, make_task
+from explorer.tasks import TASK_PRESETS, make_task, own_data
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
 
@@ -36,9 +36,8 @@ def worker_id() -> str:
 
 
 @functools.lru_cache(maxsize=8)
-def _task(preset: str, data_seed: int | None, dim: int | None):
-    data = TASK_PRESETS[preset]
-    data = data if data_seed is None else data.replace(seed=data_seed)
+def _task(preset: str, data_seed: int | None, dim: int | None, text: str = ""):
+    data = own_data.preset_or_pairs(preset, text, data_seed)
     return make_task(data.replace(dim=dim) if dim is not None else data)
 
 
@@ -48,8 +47,8 @@ def configs(spec: dict):
     fields = {**spec["base"], **spec["params"]}
     preset = spec["task"]
     # the notebook's vectors are d_model wide
-    dim = fields.get("d_model") if TASK_PRESETS[preset].name == "order-vectors" else None
-    task = _task(preset, spec.get("data_seed"), dim)
+    dim = fields.get("d_model") if preset in TASK_PRESETS and TASK_PRESETS[preset].name == "order-vectors" else None
+    task = _task(preset, spec.get("data_seed"), dim, spec.get("data", ""))
     model = {k: v for k, v in fields.items() if FIELDS.get(k, ("",))[0] == "model"}
     layers = model.pop("n_layers", None)
     if layers is not None:

@@ -7,6 +7,7 @@ a teacher's own data"). The checked text is the task's `TaskConfig.text`, so a s
 
 from __future__ import annotations
 
+import functools
 import unicodedata
 
 from .base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, _pair_batch, shown
@@ -21,6 +22,7 @@ MAX_VOCAB = 5_000            # distinct tokens: the embedding tables grow with i
 MIN_TEXT_CHARS, MAX_TEXT_CHARS = 500, 200_000   # a pasted text for the character LM
 MAX_TEXT_VOCAB = 300         # distinct characters in it
 VAL_FRACTION = 0.1           # the seeded 90/10 split of the pairs (by distinct source)
+OWN = "pairs"                # the task name of a teacher's TSV
 FORMAT = "each line is source<TAB>target, tokens separated by spaces"
 
 
@@ -94,6 +96,27 @@ def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     text = decode(data).replace("\r\n", "\n")
     parse_pairs(text)
     return TaskConfig("pairs", seed=seed, text=text)
+
+
+@functools.lru_cache(maxsize=4)  # a page builds its params on every rerun: a 4 MiB file is parsed once
+def _parse_once(text: str) -> None:
+    pairs_config(text)
+
+
+def preset_or_pairs(task: str, data: str = "", seed: int | None = None) -> TaskConfig:
+    """Where a task preset is named (experiments, searches), OWN names a teacher's TSV, whose text is `data`:
+    the checked TaskConfig (DataError names the line), split by `seed`; a preset's config takes no data."""
+    if task != OWN:
+        if data:
+            raise ValueError(f"data= is only for task={OWN!r} (a TSV of your own pairs); task={task!r} makes its own")
+        if task not in TASK_PRESETS:
+            raise ValueError(f"task {task!r} is not known; choose one of {', '.join([*TASK_PRESETS, OWN])}")
+        cfg = TASK_PRESETS[task]
+        return cfg if seed is None else cfg.replace(seed=seed)
+    if not data:
+        raise ValueError(f"task={OWN!r} needs data=: the lines of a TSV file, source<TAB>target")
+    _parse_once(data)
+    return TaskConfig(OWN, seed=seed or 0, text=data.replace("\r\n", "\n"))
 
 
 def check_text(text: str) -> str:

@@ -161,3 +161,27 @@ def test_closing_the_tab_stops_the_experiment(jobs, tmp_path):
     job.start()
     session_jobs.release(holder)  # what Streamlit calls when the session disconnects
     assert job.join(60) and job.status == "stopped"
+
+
+def test_an_experiment_runs_on_uploaded_pairs_and_a_bad_file_is_refused(jobs):
+    from tests.unit.test_own_data import number_words
+
+    at = open_experiment("decoding", "quick")
+    key = f"{experiment_params.EXP_PARAM}_decoding_quick_data"
+    bad = number_words(40) + "one two\n"
+    at.file_uploader(key=key).set_value(("bad.tsv", bad.encode(), "text/tab-separated-values")).run()
+    assert any("line 41: no tab" in e.value for e in at.error), [e.value for e in at.error]
+    assert at.button(key="exp_run").disabled
+    pairs = number_words(60)
+    at.file_uploader(key=key).set_value(("digits.tsv", pairs.encode(), "text/tab-separated-values")).run()
+    assert_ok(at)
+    assert any("runs on **digits.tsv**: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("python -m explorer experiment decoding --tiny --data digits.tsv" in c.value for c in at.caption)
+    assert not any(w.label == "task" for w in at.selectbox)   # the file is the task
+    at.button(key="exp_run").click().run()
+    job = at.session_state[experiment_job.EXP_JOB]
+    assert job.params.task == "pairs" and job.params.data == pairs
+    poll_until(at, lambda: job.ended)
+    assert job.status == "finished", job.message
+    assert_ok(at)
+    assert "digits.tsv" not in str(at.query_params) and pairs not in str(at.query_params)

@@ -1,6 +1,8 @@
 """`python -m explorer train --data FILE.tsv` and `--text FILE`: a good file trains and saves a run that
 reopens with its data; a bad one exits 2 with one line on stderr, before anything is trained or written."""
 
+import json
+
 import pytest
 
 from explorer.cli import main
@@ -64,4 +66,33 @@ def test_a_bad_file_in_a_subprocess_exits_2_without_a_traceback(tmp_path):
     assert out.returncode == 2 and out.stdout == ""
     assert out.stderr.strip().endswith("bad.tsv: line 17: no tab; each line is source<TAB>target, tokens separated "
                                        "by spaces (exactly one tab)") and out.stderr.count("\n") == 1
+    assert not (tmp_path / "runs").exists()
+
+
+def test_an_experiment_and_a_search_run_on_a_tsv(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    (tmp_path / "swap.tsv").write_text(PAIRS)
+    assert main(["experiment", "decoding", "--tiny", "--data", str(tmp_path / "swap.tsv"), "--workers", "1"]) == 0
+    stored = json.loads((tmp_path / "runs" / "experiments" / "decoding" / "result.json").read_text())
+    assert stored["params"]["task"] == "pairs" and stored["params"]["data"] == PAIRS
+    assert main(["search", "--data", str(tmp_path / "swap.tsv"), "--trials", "1", "--steps", "3", "--workers", "1",
+                 "--space", "lr=1e-3,3e-3", "--storage", "memory", "--json"]) == 0
+    trial = next(p.name for p in (tmp_path / "runs").iterdir() if p.name.startswith("pairs-"))
+    _, task, *_ = open_for_resume(trial)   # the trial's run carries the file
+    assert task.name == "pairs" and task.cfg.text == PAIRS
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["experiment", "pe-types", "--tiny"], "--data: experiment 'pe-types' makes its own data; the experiments that "
+                                           "take your pairs are label-smoothing, decoding, attn-scale, d-head, sweep"),
+    (["experiment", "decoding", "--tiny"], "bad.tsv: line 17: no tab"),
+    (["search", "--task", "copy"], "give --task or --data, not both"),
+    (["search"], "bad.tsv: line 17: no tab"),
+])
+def test_experiments_and_searches_refuse_bad_data_with_one_line(tmp_path, monkeypatch, capsys, argv, message):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    (tmp_path / "bad.tsv").write_text(PAIRS + "no tab here\n")
+    assert main([*argv, "--data", str(tmp_path / "bad.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "runs").exists()
