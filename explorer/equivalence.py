@@ -94,8 +94,11 @@ def _no_counterpart(cfg: ModelConfig, block: bool) -> str | None:
         return (f"ALiBi adds a distance penalty per head to the attention scores inside the module, and {what} "
                 "adds none by itself; switch the positional encoding to see the check")
     if cfg.attn_scale == "none":
-        return (f"{what} always divides the scores by sqrt(d_k); set the attention scale back to sqrt_d_k to see "
-                "the check")
+        return (f"{what} always divides the scores by sqrt(d_k); set the attention scale back to ÷ √d_k "
+                "(sqrt_d_k) to see the check")
+    if block and cfg.residual == "none":
+        return ("nn.TransformerEncoderLayer always adds each sublayer to its input (x + f(x)); switch the "
+                "residual connections back on to see the check")
     if block and cfg.activation == "swiglu":
         return ("SwiGLU gates the FFN (silu(gate) · value, both from linear1), and "
                 "nn.TransformerEncoderLayer's FFN is linear2(act(linear1(x))) with ReLU or GELU only")

@@ -22,7 +22,7 @@ DEFAULT_TASK = "reversal-fast"
 
 # The ModelConfig fields the config widgets edit; defaults are ModelConfig's own.
 CONFIG_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "d_ff", "pos_encoding",
-                 "norm", "activation", "dropout", "max_len", "tie_embeddings")
+                 "norm", "residual", "attn_scale", "activation", "dropout", "max_len", "tie_embeddings")
 DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name in CONFIG_FIELDS}
 
 # Widget ranges, declared once for the widgets and for reading values off the URL.
@@ -34,7 +34,10 @@ D_FF_OPTIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
 PE_LABELS = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "alibi": "ALiBi", "none": "None"}
 NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
 ACT_LABELS = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
-FIELD_LABELS = {"pos_encoding": PE_LABELS, "norm": NORM_LABELS, "activation": ACT_LABELS}
+RESIDUAL_LABELS = {"add": "On", "none": "Off"}
+SCALE_LABELS = {"sqrt_d_k": "÷ √d_k", "none": "None"}
+FIELD_LABELS = {"pos_encoding": PE_LABELS, "norm": NORM_LABELS, "activation": ACT_LABELS,
+                "residual": RESIDUAL_LABELS, "attn_scale": SCALE_LABELS}
 
 
 def _valid(field: str, value) -> bool:

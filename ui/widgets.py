@@ -19,6 +19,8 @@ from ui.model_config import (
     NORM_LABELS,
     PE_LABELS,
     RANGES,
+    RESIDUAL_LABELS,
+    SCALE_LABELS,
     build_config,
     current_task,
     load_task,
@@ -68,6 +70,10 @@ def model_facts(cfg: ModelConfig, task: Task | None = None) -> dict[str, str]:
              "d_model": str(cfg.d_model), "Heads": f"{cfg.n_heads} × {cfg.d_head}",
              "Layers": layers_text(cfg), "Positions": PE_LABELS[cfg.pos_encoding],
              "Norm": NORM_LABELS[cfg.norm], "Parameters": human(param_count(cfg)["total"])}
+    if cfg.residual != "add":  # the ablations say so where the config is summed up; the defaults go unsaid
+        facts["Residuals"] = RESIDUAL_LABELS[cfg.residual]
+    if cfg.attn_scale != "sqrt_d_k":
+        facts["Attention scale"] = SCALE_LABELS[cfg.attn_scale]
     return facts
 
 
@@ -114,6 +120,16 @@ def _widget(field: str, key: str, fixed_width: int | None):
         return st.radio("LayerNorm", NORMS, NORMS.index(d[field]), format_func=NORM_LABELS.get,
                         horizontal=True, key=key, **SHARED,
                         help="Pre-LN normalises before each sublayer, Post-LN after the residual add.")
+    if field == "residual":
+        return st.radio("Residual connections", list(RESIDUAL_LABELS), list(RESIDUAL_LABELS).index(d[field]),
+                        format_func=RESIDUAL_LABELS.get, horizontal=True, key=key, **SHARED,
+                        help="On: each sublayer adds to its input (x + f(x)). Off: f(x) alone; deep stacks "
+                             "then barely train (the Residuals experiment).")
+    if field == "attn_scale":
+        return st.radio("Attention scale", list(SCALE_LABELS), list(SCALE_LABELS).index(d[field]),
+                        format_func=SCALE_LABELS.get, horizontal=True, key=key, **SHARED,
+                        help="÷ √d_k keeps the scores' spread independent of the head width; None lets wide "
+                             "heads saturate the softmax (the Attention scale experiment).")
     if field == "activation":
         return st.selectbox("FFN activation", ACTIVATIONS, ACTIVATIONS.index(d[field]),
                             format_func=ACT_LABELS.get, key=key, **SHARED)

@@ -39,13 +39,18 @@ def test_architecture_shows_the_pytorch_check_and_both_initialisations():
     assert loss["Xavier uniform"] != loss["PyTorch defaults"]
 
 
+RADIOS = ("cfg_attn_scale", "cfg_residual")
+
+
 @pytest.mark.parametrize("key, value, reason", [
     ("cfg_pos_encoding", "rope", "RoPE rotates"),
     ("cfg_activation", "swiglu", "SwiGLU gates"),
+    ("cfg_attn_scale", "none", "always divides the scores by sqrt(d_k)"),
+    ("cfg_residual", "none", "always adds each sublayer to its input"),
 ])
 def test_a_config_without_a_pytorch_counterpart_says_why(key, value, reason):
     at = open_app(ARCHITECTURE)
-    at.selectbox(key=key).set_value(value).run()
+    (at.radio if key in RADIOS else at.selectbox)(key=key).set_value(value).run()
     assert_ok(at)
     assert any(reason in i.value and "No PyTorch counterpart" in i.value for i in at.info)
     assert init_figure(at)  # the initialisation study needs no counterpart
@@ -57,3 +62,10 @@ def test_post_ln_check_follows_the_widget():
     assert_ok(at)
     assert any("norm_first=False" in c.value for c in at.caption)
     assert len(max_diffs(at)) == 2 and max(max_diffs(at)) < 1e-5
+
+
+def test_the_attention_scale_and_the_residuals_come_from_a_link():
+    at = open_app(ARCHITECTURE, query={"cfg_attn_scale": "None", "cfg_residual": "Off"})
+    assert at.radio(key="cfg_attn_scale").value == "none" and at.radio(key="cfg_residual").value == "none"
+    assert not at.error and not at.warning
+    assert sum("No PyTorch counterpart" in i.value for i in at.info) == 2
