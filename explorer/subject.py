@@ -14,7 +14,7 @@ from torch import nn
 from . import checkpoints
 from .checkpoints import CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
 from .evaluation import AttentionSnapshot
-from .interpret.over_training import shipped_folder
+from .interpret import over_training
 from .runs import list_runs, load_run, run_folder
 from .snapshots import load_snapshots
 from .tasks import Task, TaskConfig, make_task
@@ -63,7 +63,7 @@ def open_subject(name: str) -> Subject:
             return Subject(name, "shipped", model, make_task(TaskConfig.from_dict(meta["task"])),
                            dict(meta.get("train") or {}), dict(final) if isinstance(final, dict) else {},
                            history if history is not None else pd.DataFrame(),
-                           tuple(load_snapshots(shipped_folder() / name)))   # its replayed training, if any
+                           tuple(load_snapshots(over_training.shipped_folder() / name)))   # its replayed training
         try:
             if kind == "shipped":
                 raise FileNotFoundError(name)
