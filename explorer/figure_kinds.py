@@ -139,6 +139,9 @@ def _entropy(s: Subject, example: int) -> go.Figure:
 
 
 def _timelapse(s: Subject, _example: int) -> go.Figure:
+    if not s.snapshots and s.source == "shipped":
+        raise ValueError(f"{s.name!r} has no attention snapshots for a time-lapse: its training was not replayed; "
+                         f"run python -m explorer interpret snapshots --model {s.name}")
     if not s.snapshots:
         raise ValueError(f"{s.name!r} has no attention snapshots for a time-lapse; train a run with "
                          "--snapshot-every N (the app's Train page records them)")

@@ -9,3 +9,11 @@ def _own_runs_dir(tmp_path, monkeypatch):
     """Runs a test saves land in its own folder, never in the developer's runs/ (a test that needs
     another folder sets EXPLORER_RUNS_DIR itself, which wins)."""
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+
+
+@pytest.fixture
+def unreplayed(tmp_path, monkeypatch):
+    """Every shipped model as if its training had not been replayed (no pretrained/snapshots/)."""
+    from explorer.interpret import over_training
+
+    monkeypatch.setattr(over_training, "shipped_folder", lambda: tmp_path / "no-replays")

@@ -42,8 +42,12 @@ def test_every_figure_kind_builds_for_a_run_with_snapshots(run):
     assert [st.label for st in lapse.layout.sliders[0].steps] == [str(x) for x in SNAPSHOT_STEPS]
 
 
-def test_kinds_without_data_say_why():
-    with pytest.raises(ValueError, match="no attention snapshots"):
+def test_kinds_without_data_say_why(unreplayed):
+    save_tiny_run("bare", snapshot_every=0)
+    with pytest.raises(ValueError, match="'bare' has no attention snapshots .* train a run with --snapshot-every"):
+        build_figure("timelapse", open_subject("bare"))
+    with pytest.raises(ValueError, match="its training was not replayed; run python -m explorer interpret "
+                                         "snapshots --model order-pe"):
         build_figure("timelapse", open_subject("order-pe"))
     with pytest.raises(ValueError, match="no positional encoding"):
         build_figure("positional", open_subject("order-nope"))
@@ -97,7 +101,7 @@ def test_report_is_one_file_with_every_section_and_plotly_inline_once(run):
     assert '"method":"animate"' in html.replace(" ", "")
 
 
-def test_report_of_a_shipped_model_notes_the_missing_time_lapse():
+def test_report_of_a_shipped_model_notes_the_missing_time_lapse(unreplayed):
     html = build_report(open_subject("order-pe"))
     assert "has no attention snapshots" in html
     assert html.count('class="figure"') == 5    # curves, accuracy, one attention kind, gradients, entropy
@@ -121,7 +125,7 @@ def test_evaluated_steps_are_thinned_but_keep_the_last():
 @pytest.mark.parametrize("argv, message", [
     (["figure", "bogus", "--model", "reversal-fast"], "unknown figure kind 'bogus'; choose one of attention"),
     (["figure", "attention", "--model", "nope"], "no shipped model or saved run named 'nope'"),
-    (["figure", "timelapse", "--model", "order-pe"], "no attention snapshots"),
+    (["figure", "timelapse", "--model", "bare"], "'bare' has no attention snapshots"),
     (["figure", "attention", "--model", "reversal-fast", "--example", "x"], "--example 'x' must be a whole number"),
     (["figure", "attention", "--model", "reversal-fast", "--example", "500"], "out of range"),
     (["figure", "curves", "--model", "reversal-fast", "--out-suffix", ".gif"], "only the timelapse animates"),
@@ -130,6 +134,7 @@ def test_evaluated_steps_are_thinned_but_keep_the_last():
     (["report", "reversal-fast", "--out-suffix", ".png"], "must end in .html or .htm"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message, tmp_path, capsys):
+    save_tiny_run("bare", snapshot_every=0)
     suffix = argv.pop(argv.index("--out-suffix") + 1) if "--out-suffix" in argv else None
     if suffix:
         argv.remove("--out-suffix")

@@ -37,6 +37,7 @@ from explorer.tasks import BOS, TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
 from explorer.views_data import attention_for, best_head, match_scores, single_threaded
+from tests.export_run import save_tiny_run
 
 one_thread_metrics = single_threaded(metrics)   # as ablate runs: torch's threads only slow tiny models down
 SMALL = dict(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=32)
@@ -306,13 +307,20 @@ def test_cli_lens_and_patch_json_fields(capsys):
     (["ablate", "--model", "no-such-model"], "no shipped model or saved run named 'no-such-model'"),
     (["lens", "--model", "reversal-fast", "--example", "9999"], "--example 9999 is out of range"),
     (["patch", "--model", "reversal-fast", "--position", "40"], "position=40 is out of range"),
-    (["heads", "--model", "copy"], "'copy' is a shipped model whose training was not replayed"),
+    (["heads", "--model", "bare"], "run 'bare' recorded no attention snapshots"),
     (["snapshots", "--model", "no-such-run"], "'no-such-run' is not a shipped model"),
 ])
 def test_cli_bad_input_is_one_line_and_exit_2(capsys, argv, says):
+    save_tiny_run("bare", snapshot_every=0)
     assert main(["interpret", *argv]) == 2
     err = capsys.readouterr().err
     assert says in err and len(err.strip().splitlines()) == 1 and "Traceback" not in err
+
+
+def test_a_shipped_model_whose_training_was_not_replayed_says_how_to_replay_it(capsys, unreplayed):
+    assert main(["interpret", "heads", "--model", "copy"]) == 2
+    assert "'copy' is a shipped model whose training was not replayed; run python -m explorer interpret " \
+           "snapshots --model copy" in capsys.readouterr().err
 
 
 # ----------------------------------------------------------------------------------- figures
