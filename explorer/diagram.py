@@ -98,9 +98,9 @@ class _Column:
         self.c.shapes.append(dict(type="circle", x0=self.cx - 0.05, y0=branch_y - 0.05, x1=self.cx + 0.05,
                                   y1=branch_y + 0.05, name="branch", fillcolor="#3a3f4b", line_width=0))
 
-    def block(self, name, n_layers, sublayers, norm, d_model, shape):
+    def block(self, name, n_layers, sublayers, norm, d_model, shape, residual=True):
         """One Transformer layer framed, `sublayers` = [(role, title, detail, hover)], each wrapped
-        in a residual: Pre-LN puts LayerNorm before it, Post-LN "Add & Norm" after it."""
+        in a residual (unless `residual` is False): Pre-LN puts LayerNorm before it, Post-LN "Add & Norm" after it."""
         frame_y0 = self.top + EDGE_OUT
         for i, (role, title, detail, hover) in enumerate(sublayers):
             gap = EDGE_OUT + 0.6 if i == 0 else GAP
@@ -111,13 +111,18 @@ class _Column:
                 self.box("norm:layernorm", "LayerNorm", fill=FILLS["norm"], gap=gap,
                          hover=f"LayerNorm: scale and shift, {2 * d_model:,} parameters", **edge)
                 self.box(f"sublayer:{role}", title, detail, fill, hover)
-                self.residual(branch_y, self.plus(), R)
-            else:
+                if residual:
+                    self.residual(branch_y, self.plus(), R)
+            elif residual:
                 self.box(f"sublayer:{role}", title, detail, fill, hover, gap=gap, **edge)
                 self.box("norm:addnorm", "Add & Norm", fill=FILLS["norm"],
                          hover=f"LayerNorm(x + sublayer(x)), {2 * d_model:,} parameters")
                 merge = self.pos["norm:addnorm"]
                 self.residual(branch_y, (merge[0] + merge[1]) / 2, BW / 2)
+            else:  # no residual: nothing to add, the norm alone
+                self.box(f"sublayer:{role}", title, detail, fill, hover, gap=gap, **edge)
+                self.box("norm:layernorm", "LayerNorm", fill=FILLS["norm"],
+                         hover=f"LayerNorm(sublayer(x)), no residual add, {2 * d_model:,} parameters")
         frame_y1 = self.top + 0.65
         x0, x1 = self.cx - BW / 2 - 0.55, self.cx + BW / 2 + 0.55
         self.c.rect(x0, frame_y0, x1, frame_y1, f"block:{name}", FILLS["block"], layer="below", radius=0.15)
@@ -171,7 +176,7 @@ def _sublayers(cfg: ModelConfig, kind: str):
 
 def _stack(col: _Column, cfg: ModelConfig, kind: str, n_layers: int, shape: str):
     name = "encoder" if kind == "encoder" else "decoder"
-    col.block(name, n_layers, _sublayers(cfg, kind), cfg.norm, cfg.d_model, shape)
+    col.block(name, n_layers, _sublayers(cfg, kind), cfg.norm, cfg.d_model, shape, residual=cfg.residual == "add")
     exit_gap = col.top_of_frame - col.top + EDGE_OUT
     if cfg.norm == "pre":
         col.box("norm:final", "Final LayerNorm", fill=FILLS["norm"], gap=exit_gap, edge=shape,
@@ -232,7 +237,7 @@ def block_diagram(cfg: ModelConfig, kind: str = "encoder", batch=None, seq_len=N
     name = "encoder" if kind == "encoder" else "decoder"
     col.label(f"x {shape}, from the block below")
     n_layers = cfg.n_encoder_layers if kind == "encoder" else cfg.n_decoder_layers
-    col.block(name, n_layers, _sublayers(cfg, kind), cfg.norm, cfg.d_model, shape)
+    col.block(name, n_layers, _sublayers(cfg, kind), cfg.norm, cfg.d_model, shape, residual=cfg.residual == "add")
     col._advance(EDGE_OUT + col.top_of_frame - col.top, shape, col.top_of_frame + EDGE_OUT / 2)
     col.c.text(col.cx, col.top_of_frame + EDGE_OUT + 0.2, "to the next block", size=12)
     title = f"One {name} block · {cfg.norm.capitalize()}-LN · d_model = {cfg.d_model:,}"
