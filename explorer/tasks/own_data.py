@@ -95,7 +95,7 @@ def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     """The TaskConfig of a teacher's TSV (checked: DataError names the line)."""
     text = decode(data).replace("\r\n", "\n")
     parse_pairs(text)
-    return TaskConfig("pairs", seed=seed, text=text)
+    return TaskConfig(OWN, seed=seed, text=text)
 
 
 @functools.lru_cache(maxsize=4)  # a page builds its params on every rerun: a 4 MiB file is parsed once

@@ -1,5 +1,7 @@
-"""The shipped models' stored ablation tables (explorer.interpret.stored): one per model, of its weights, and
-what ablate computes (rebuild: `python -m explorer interpret ablate --model NAME --store`)."""
+"""What is stored beside the shipped models for Inside the model: their ablation tables (explorer.interpret.stored:
+one per model, of its weights, what ablate computes; rebuild: `python -m explorer interpret ablate --model NAME
+--store`) and their replayed training's attention snapshots (`python -m explorer interpret snapshots --model NAME`),
+whose last one is the shipped weights' own attention."""
 
 import copy
 
@@ -7,6 +9,9 @@ import pytest
 import torch
 
 from explorer.checkpoints import pretrained_manifest
+from explorer.evaluation import snapshot
+from explorer.interpret.over_training import shipped_folder
+from explorer.snapshots import load_snapshots
 from explorer.interpret import MODES, Part, ablate, load_model, parts
 from explorer.interpret.stored import STORED_N, stored
 
@@ -53,3 +58,16 @@ def test_a_stored_table_is_not_used_for_other_weights_or_counts():
     assert stored("order-pe", other, "zero", STORED_N) is None
     assert stored("order-pe", model, "zero", STORED_N // 2) is None
     assert stored("no-such-model", model, "zero", STORED_N) is None
+
+
+@pytest.mark.parametrize("entry", pretrained_manifest(), ids=SHIPPED)
+def test_every_shipped_model_has_its_replayed_training_ending_on_its_weights(entry):
+    name = entry["name"]
+    snaps = load_snapshots(shipped_folder() / name)
+    assert snaps, f"replay: python -m explorer interpret snapshots --model {name}"
+    steps = [s.step for s in snaps]
+    assert steps == sorted(steps) and steps[-1] == entry["train"]["steps"] and len(steps) >= 10
+    model, task = load_model(name)
+    now = snapshot(model, task, steps[-1])   # a stale replay (the model rebuilt since) would differ here
+    assert (now.kind, now.q_labels, now.k_labels) == (snaps[-1].kind, snaps[-1].q_labels, snaps[-1].k_labels)
+    assert now.pattern == pytest.approx(snaps[-1].pattern, rel=2e-3, abs=1e-6)   # stored as float16
