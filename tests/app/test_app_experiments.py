@@ -12,7 +12,7 @@ import pytest
 from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
 from tests.app.test_app import assert_ok, open_app
-from tests.app.test_app_training import poll_until
+from tests.app.training_helpers import poll_until
 from ui import experiment_job, experiment_params, session_jobs
 
 PAGE = "pages/experiments.py"

@@ -132,7 +132,7 @@ def test_without_a_lesson_the_page_offers_all_three():
 
 def test_a_reveal_nobody_has_measured_runs_its_experiment_with_progress_and_stop(jobs, monkeypatch, tmp_path):
     from explorer.lessons import base
-    from tests.app.test_app_experiments import poll_until
+    from tests.app.training_helpers import poll_until
     from ui import experiment_job
 
     monkeypatch.setattr(base, "SHIPPED_RESULTS", tmp_path / "nothing-shipped")

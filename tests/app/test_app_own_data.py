@@ -3,7 +3,7 @@ a bad one is refused with its line and Train stays off, a good one trains and it
 
 from explorer import runs
 from tests.app.test_app import assert_ok
-from tests.app.test_app_training import click, job_of, open_train, poll_until
+from tests.app.training_helpers import click, job_of, open_train, poll_until
 from ui import models, own_data
 
 PAIRS = "".join(f"{' '.join(w)}\t{' '.join(reversed(w))}\n"

@@ -5,7 +5,7 @@ keeps what it had loaded, and a link to a deleted run says so instead of showing
 
 from explorer import runs
 from tests.app.test_app import assert_ok, open_app
-from tests.app.test_app_training import ME, RUNS, click, job_of, open_train, poll_until, saved_run
+from tests.app.training_helpers import ME, RUNS, click, job_of, open_train, poll_until, saved_run
 from ui import models, owner, state, train_settings
 
 THEM = "another-visitors-token-987654321"

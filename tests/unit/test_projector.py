@@ -1,8 +1,5 @@
 """explorer.figures.projector: a figure for a projector (large text) and a dim room (dark)."""
 
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -10,9 +7,7 @@ from explorer.figures.architecture import architecture_diagram, block_diagram
 from explorer.figures.attention import attention_heatmap, attention_mosaic, z_slider
 from explorer.figures.layout import figure
 from explorer.figures.projector import DARK_BG, DARK_TEXT, DRAWING, LABEL_PX, TICK_PX, TITLE_PX, for_projector
-
-sys.path.insert(0, str(Path(__file__).parent))
-from test_figures import _all_figures  # noqa: E402
+from tests.unit.figure_samples import _all_figures
 
 TOKS = list("abcde")
 
