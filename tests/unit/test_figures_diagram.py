@@ -105,3 +105,12 @@ def test_a_block_diagram_draws_one_block_with_its_norms_where_the_config_puts_th
     head = block_diagram(ModelConfig(arch="decoder"), "lm-head")
     assert "head:linear" in names(head) and "block:decoder" not in names(head)
     assert max(f.layout.height for f in (pre, post, head)) < architecture_diagram(ModelConfig()).layout.height
+
+
+@pytest.mark.parametrize("norm", ["pre", "post"])
+def test_diagram_without_residuals_draws_no_residual_lane_and_no_add(norm):
+    cfg = ModelConfig(arch="encoder-decoder", n_encoder_layers=2, n_decoder_layers=2, norm=norm, residual="none")
+    fig = architecture_diagram(cfg)
+    assert not _names(fig, "residual") and not _names(fig, "add") and not _texts(fig, "Add & Norm")
+    assert len(_texts(fig, "LayerNorm")) == (7 if norm == "pre" else 5)   # every sublayer keeps its norm
+    test_diagram_readable_boxes_do_not_overlap(cfg)
