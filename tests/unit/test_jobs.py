@@ -4,7 +4,6 @@ Every job is closed and joined in the `make_job` fixture's teardown (a torch thr
 interpreter exit aborts the process); gates that hold a worker are opened first.
 """
 
-import functools
 import math
 import os
 import sys
@@ -274,7 +273,7 @@ def test_check_budget_accepts_the_classroom_presets_at_default_settings(monkeypa
     which a loaded machine slows."""
     fast = make_task("reversal-fast")
     probes = {fast.model_config(preset): CLASSROOM_PROBES[name] for name, preset in CLASSROOM_PRESETS.items()}
-    monkeypatch.setattr(budget, "probe", lambda cfg, train_cfg, task: probes[cfg])
+    monkeypatch.setattr(budget, "probe", lambda cfg, train_cfg, task, **_: probes[cfg])
     for name, preset in CLASSROOM_PRESETS.items():
         cfg = fast.model_config(preset)
         check_budget(cfg, TrainConfig(), fast)
@@ -286,13 +285,14 @@ def test_check_budget_accepts_the_classroom_presets_at_default_settings(monkeypa
 def test_the_estimate_comes_from_a_cached_probe_of_this_config(task, monkeypatch):
     tiny = task.model_config(TINY)
     calls = []
-    real = budget._probe.__wrapped__
+    real = budget._measure
 
     def counted(*args):
         calls.append(args)
         return real(*args)
 
-    monkeypatch.setattr(budget, "_probe", functools.lru_cache(maxsize=8)(counted))
+    monkeypatch.setattr(budget, "_measure", counted)
+    monkeypatch.setattr(budget, "_PROBES", {})
     first = estimate_budget(tiny, quick(steps=100), task)
     again = estimate_budget(tiny, quick(steps=1000, lr=0.01), task)  # steps and lr do not change a step's cost
     assert len(calls) == 1 and first.step_s == again.step_s and first.measured
@@ -303,6 +303,24 @@ def test_the_estimate_comes_from_a_cached_probe_of_this_config(task, monkeypatch
     assert len(calls) == 2  # another batch size is another probe
     huge = REFERENCE_PRESETS["GPT-2 Medium"].config
     assert not estimate_budget(huge, TrainConfig(batch_size=1), task).measured  # never probed: far over the limits
+
+
+def test_a_refusal_taken_on_a_busy_moment_is_probed_again_and_lifted(task, monkeypatch):
+    """A probe slowed by a busy machine refuses a run; once that probe is REPROBE_S old the next check probes
+    again and keeps the fastest, so the refusal does not outlast the load. An accepted run is not re-probed."""
+    tiny, cfg = task.model_config(TINY), quick(steps=5000)
+    timings = [budget.Probe(1.0, 1.0, 0.01), budget.Probe(0.01, 0.05, 0.001), budget.Probe(5.0, 5.0, 0.1)]
+    calls = []
+    monkeypatch.setattr(budget, "_measure", lambda *key: calls.append(key) or timings[len(calls) - 1])
+    monkeypatch.setattr(budget, "_PROBES", {})
+    with pytest.raises(ValueError, match="over the 10 min limit"):
+        check_budget(tiny, cfg, task)   # the busy probe, just taken: not probed again at once
+    assert len(calls) == 1
+    monkeypatch.setattr(budget, "REPROBE_S", 0.0)   # a minute later
+    check_budget(tiny, cfg, task)                    # probed again on a quiet machine: accepted
+    assert len(calls) == 2 and budget.estimate_budget(tiny, cfg, task).step_s == 0.01
+    check_budget(tiny, cfg, task)                    # accepted runs keep their probe
+    assert len(calls) == 2
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is a Linux task's")
