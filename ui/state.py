@@ -7,7 +7,7 @@ read on pages that do not draw them, and every number is checked against its wid
 
 from __future__ import annotations
 
-from ui import model_config, models, train_settings
+from ui import model_config, models, search_params, train_settings
 from ui.links import adopt_from_url, number_specs
 
 # Positional encoding page (bound to the URL)
@@ -31,4 +31,5 @@ PAGE_NUMBERS = {  # key -> (min, max, default) of these pages' number widgets
 def init_state() -> None:
     """Create the session's containers once and adopt the widget values a shared link carries."""
     models.init_models()
-    adopt_from_url([*model_config.url_specs(), *number_specs(PAGE_NUMBERS), *number_specs(train_settings.NUMBERS)])
+    adopt_from_url([*model_config.url_specs(), *number_specs(PAGE_NUMBERS), *number_specs(train_settings.NUMBERS),
+                    *number_specs(search_params.NUMBERS)])

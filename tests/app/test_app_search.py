@@ -56,6 +56,14 @@ def test_a_bad_space_says_which_field_and_keeps_start_off(field, text, says):
     assert any(says in e.value for e in at.error) and at.button(key="search_start").disabled
 
 
+def test_a_links_numbers_are_used_when_in_range_and_named_when_not():
+    at = open_app(PAGE, query={search_params.SEARCH_TRIALS: "100000", search_params.SEARCH_STEPS: "300"})
+    assert at.number_input(key=search_params.SEARCH_TRIALS).value == 8   # the default, and the user is told
+    assert at.number_input(key=search_params.SEARCH_STEPS).value == 300
+    assert any("`search_trials=100000` is not valid (it takes a number from 1 to 40), so it is 8" in w.value
+               for w in at.warning), [w.value for w in at.warning]
+
+
 def test_too_much_work_for_a_shared_server_is_refused():
     at = open_app(PAGE)
     at.number_input(key=search_params.SEARCH_TRIALS).set_value(40).run()
