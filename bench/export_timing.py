@@ -6,8 +6,10 @@ buttons on every rerun.
 1. Report: seconds to build the HTML of a shipped model (reversal-fast) and of a run with attention
    snapshots, and its size (plotly.js inline is most of it).
 2. Images: kaleido's browser start, then one PNG (2x) and one SVG of the attention mosaic, rendered in
-   that browser; a GIF of the tests' 3-snapshot time-lapse; and `python -m explorer figure attention ... .png`
-   end to end (a fresh process: imports, model, browser).
+   that browser; the first and the second PNG export of a process through the app's path (one browser kept
+   alive, explorer.image_browser) against the one-shot path (a browser started for each export, as before
+   issue 26), interleaved in each repeat; a GIF of the tests' 3-snapshot time-lapse; and
+   `python -m explorer figure attention ... .png` end to end (a fresh process: imports, model, browser).
 3. Buttons: a rerun of the Attention page under AppTest with the PNG / SVG buttons under its charts,
    against the same rerun with them switched off (their cost on every click in the app).
 
@@ -57,6 +59,7 @@ def report(repeats: int) -> None:
 def images(repeats: int) -> None:
     import kaleido
 
+    from explorer import image_browser
     from explorer.figure_kinds import build_figure
     from explorer.images import browser_path, gif_bytes, size
     from explorer.subject import open_subject
@@ -77,7 +80,9 @@ def images(repeats: int) -> None:
     rows = [asyncio.run(once()) for _ in range(repeats)]
     for i, what in enumerate(("browser start", "PNG (2x)", "SVG")):
         print(f"kaleido {what:14s} {statistics.median(r[i] for r in rows):6.2f} s (n={repeats})")
+    kept_vs_oneshot(fig, repeats)
     lapse = build_figure("timelapse", open_subject("bench-lapse"))
+    image_browser.stop()                                   # the GIF's figure includes the browser's start
     med, _ = _median(lambda: gif_bytes(lapse), 1)
     print(f"GIF of {len(lapse.layout.sliders[0].steps)} snapshots   {med:6.2f} s (browser start included)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,6 +90,37 @@ def images(repeats: int) -> None:
                f"{tmp}/a.png"]
         med, _ = _median(lambda: subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True), repeats)
     print(f"CLI figure .png      {med:6.2f} s (n={repeats}, a fresh process)")
+
+
+def kept_vs_oneshot(fig, repeats: int) -> None:
+    """Seconds of a process's first and second PNG export: the kept browser (the app's path) against a browser
+    started for each export (the one-shot path before issue 26), the two interleaved in every repeat."""
+    import kaleido
+
+    from explorer import image_browser
+    from explorer.images import PNG_SCALE, browser_path, image_bytes, size
+
+    width, height = size(fig)
+
+    async def oneshot():
+        async with kaleido.Kaleido(n=1, mathjax=False, path=browser_path()) as k:
+            return await k.calc_fig(fig, opts=dict(format="png", width=width, height=height, scale=PNG_SCALE))
+
+    def timed(fn):
+        start = time.perf_counter()
+        assert fn()[:4] == b"\x89PNG"
+        return time.perf_counter() - start
+
+    rows = {"one-shot": [], "kept": []}
+    for _ in range(repeats):
+        rows["one-shot"].append((timed(lambda: asyncio.run(oneshot())), timed(lambda: asyncio.run(oneshot()))))
+        image_browser.stop()                                   # a process's first export: no browser yet
+        rows["kept"].append((timed(lambda: image_bytes(fig, "png")), timed(lambda: image_bytes(fig, "png"))))
+    image_browser.stop()
+    for path, times in rows.items():
+        first, second = (statistics.median(t[i] for t in times) for i in (0, 1))
+        spread = ", ".join(f"{a:.2f}/{b:.2f}" for a, b in times)
+        print(f"PNG export, {path:8s} 1st {first:6.2f} s  2nd {second:6.2f} s (n={repeats}; 1st/2nd: {spread})")
 
 
 def buttons(repeats: int) -> None:

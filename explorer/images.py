@@ -1,21 +1,21 @@
 """Figures as image files for slides and papers: PNG and SVG through Plotly's image export (kaleido
 driving the Chromium already installed, never a browser download), and the time-lapse as an animated GIF.
 
-The browser: $BROWSER_PATH (kaleido's own setting), else `chromium` on the PATH. Kaleido gets plotly's
-bundled plotly.js and no MathJax, so an export makes no request to any network.
+The browser: $BROWSER_PATH (kaleido's own setting), else `chromium` on the PATH, kept running between exports
+(explorer.image_browser). Kaleido gets plotly's bundled plotly.js and no MathJax, so an export makes no
+request to any network.
 """
 
 from __future__ import annotations
 
-import asyncio
 import io
 import os
 import shutil
-import threading
 from pathlib import Path
 
 import plotly.graph_objects as go
 
+from . import image_browser
 from .figures.attention import slider_frames
 
 WIDTH = 1280          # px: a 16:9 slide's width; the height is the figure's own (it holds its content)
@@ -41,37 +41,20 @@ def size(fig: go.Figure) -> tuple[int, int]:
     return WIDTH, int(fig.layout.height or 720)
 
 
-async def _render(figs: list[go.Figure], fmt: str, scale: float, path: str) -> list[bytes]:
-    import kaleido  # here: the app and the library load without it until an image is asked for
-
-    out = []
-    async with kaleido.Kaleido(n=1, mathjax=False, path=path) as k:  # one browser for all the figures
-        for fig in figs:
-            width, height = size(fig)
-            out.append(await k.calc_fig(fig, opts=dict(format=fmt, width=width, height=height, scale=scale)))
-    return out
-
-
 def render(figs: list[go.Figure], fmt: str, scale: float | None = None) -> list[bytes]:
-    """PNG or SVG bytes of each figure, rendered by one browser. Runs its own event loop in a thread of its
-    own, so it works from a script, a notebook (whose loop is running) and a Streamlit callback alike."""
+    """PNG or SVG bytes of each figure, rendered by the process's one browser (explorer.image_browser: started
+    by the first export, reused by the later ones, closed at exit). Its event loop runs in a thread of its own,
+    so this works from a script, a notebook (whose loop is running) and a Streamlit callback alike."""
     if fmt not in ("png", "svg"):
         raise ValueError(f"format {fmt!r}: choose png or svg")
     scale = (PNG_SCALE if fmt == "png" else 1) if scale is None else scale
-    path, result = browser_path(), {}
-
-    def run():
-        try:
-            result["images"] = asyncio.run(_render(list(figs), fmt, scale, path))
-        except BaseException as e:  # re-raised in the caller's thread
-            result["error"] = e
-
-    worker = threading.Thread(target=run, name="image-export", daemon=True)
-    worker.start()
-    worker.join()
-    if "error" in result:
-        raise ImageExportError(f"the image export failed: {result['error']}") from result["error"]
-    return result["images"]
+    path = browser_path()
+    jobs = [(fig, dict(format=fmt, width=size(fig)[0], height=size(fig)[1], scale=scale)) for fig in figs]
+    try:
+        return image_browser.render(jobs, path)
+    except image_browser.BrowserFailed as e:
+        raise ImageExportError(f"the image export failed twice, the second time in a new browser ({path}): "
+                               f"{e}") from e
 
 
 def image_bytes(fig: go.Figure, fmt: str) -> bytes:

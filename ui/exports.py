@@ -1,9 +1,10 @@
 """Downloads of what a page shows: PNG / SVG of a chart at presentation size (beside each chart, through
 `ui.widgets.chart`) and a run's HTML report (Runs, Train).
 
-Every file is made when its button is clicked (a deferred download), never on a rerun: a kaleido render
-takes seconds and a report about one (bench/README.md, "Export and notebooks"). The chart's own modebar
-camera saves the same PNG size in the browser (`image_options`).
+Every file is made when its button is clicked (a deferred download), never on a rerun, so an idle app starts
+no browser: the first PNG / SVG click starts the server's one Chromium (explorer.image_browser, seconds), later
+clicks of every session reuse it (under a second), a report takes about one (bench/README.md, "Export and
+notebooks"). The chart's own modebar camera saves the same PNG size in the browser (`image_options`).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ import json
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
+from explorer import image_browser
 from explorer.config import ModelConfig
 from explorer.images import PNG_SCALE, WIDTH
 from explorer.jobs import TrainingJob
@@ -44,6 +45,7 @@ def _button(at, label: str):
 
 
 def test_every_chart_has_png_and_svg_at_presentation_size_and_nothing_is_rendered_on_a_rerun(deferred):
+    image_browser.stop()
     save_tiny_run("demo-run")
     at = open_app(RUNS)
     charts = at.get("plotly_chart")
@@ -58,6 +60,23 @@ def test_every_chart_has_png_and_svg_at_presentation_size_and_nothing_is_rendere
     assert deferred[png.proto.deferred_file_id][0] == "training-curves.png"
     assert deferred[svg.proto.deferred_file_id][0] == "training-curves.svg"
     assert deferred["calls"] == []                                  # no kaleido, no report on any rerun
+    at.run()
+    assert image_browser.pid() is None                              # an idle app starts no browser
+
+
+def test_the_first_png_click_starts_the_browser_and_the_next_clicks_reuse_it(deferred):
+    image_browser.stop()
+    save_tiny_run("demo-run")
+    at = open_app(RUNS)
+    png, svg = _button(at, "PNG"), _button(at, "SVG")
+    try:
+        first = deferred[png.proto.deferred_file_id][1]()
+        pid = image_browser.pid()
+        assert pid is not None and first[:8] == b"\x89PNG\r\n\x1a\n"
+        assert deferred[svg.proto.deferred_file_id][1]()[:4] == b"<svg"
+        assert deferred[png.proto.deferred_file_id][1]() == first and image_browser.pid() == pid
+    finally:
+        image_browser.stop()
 
 
 def test_runs_report_button_downloads_the_saved_runs_report(deferred):
