@@ -67,9 +67,8 @@ def result_view(name: str, result, params) -> None:
                     "holds or fails only with at least 3 seeds and an interval on one side of the line; "
                     "otherwise it is inconclusive.")
         st.table(evidence, hide_index=True)
-    cols = st.columns(2)
-    for i, fig in enumerate(result.figures):
-        with cols[i % 2]:
+    for cell, (i, fig) in zip(widgets.grid(len(result.figures), 2), enumerate(result.figures)):
+        with cell:
             widgets.chart(experiment_job.fit_title(fig), key=f"exp_fig_{name}_{i}")
     st.markdown("**Mean ± std over seeds, beside what the seed predicts**")
     st.table(experiment_job.table_view(result), hide_index=True)

@@ -15,6 +15,7 @@ from explorer.experiments.cli import parse_values, takes_own_data
 from explorer.experiments.sweep import AXES
 from explorer.tasks import TASK_PRESETS, own_data
 from ui import own_data as own_upload
+from ui.widgets import grid
 
 EXP_NAME, EXP_BUDGET = "exp_name", "exp_budget"  # the experiment shown and its budget (in the URL)
 EXP_PARAM = "exp_param"           # prefix of the parameter widgets: "exp_param_pe-order_full_seeds"
@@ -94,9 +95,8 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     main = [f for f in MAIN if f in fields] + [f for f in fields if isinstance(getattr(base, f), tuple)
                                                and f not in MAIN]
     values: dict = {}
-    cols = st.columns(4)
-    for i, field in enumerate(main):
-        with cols[i % len(cols)]:
+    for cell, field in zip(grid(len(main), 4), main):
+        with cell:
             values[field] = _widget(exp, base, field, prefix, values)
     more = st.expander("More parameters")
     if takes_own_data(exp.params):
@@ -108,9 +108,8 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
             values.update(task=own_data.OWN, data=own.cfg.text)
     with more:
         rest = [f for f in fields if f not in main]
-        cols = st.columns(4)
-        for i, field in enumerate(rest):
-            with cols[i % 4]:
+        for cell, field in zip(grid(len(rest), 4), rest):
+            with cell:
                 values[field] = _widget(exp, base, field, prefix, values)
     try:
         params = exp.make_params(values, tiny=budget == "quick")

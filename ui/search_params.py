@@ -13,6 +13,7 @@ from explorer.search.trial import PRUNERS
 from ui.links import SHARED, state_value
 from ui.model_config import CFG, config_values, current_task, vector_width
 from ui.train_settings import settings_values
+from ui.widgets import grid
 
 SEARCH_FIELDS = "search_fields"       # the settings searched (in the URL)
 SEARCH_SPACE = "search_space"         # prefix of each one's range or choices: "search_space_lr"
@@ -49,10 +50,10 @@ def space_widgets() -> tuple[list[str], list[str]]:
     """The settings to search and their specs (`["lr=1e-4:1e-2:log", ...]`)."""
     fields = st.multiselect("Settings to search", list(FIELDS), default=DEFAULT_FIELDS, key=SEARCH_FIELDS,
                             **SHARED, help="Every other setting stays as set below (Fixed settings).")
-    specs, cols = [], st.columns(3)
-    for i, name in enumerate(fields):
-        text = cols[i % 3].text_input(name, EXAMPLES[name], key=f"{SEARCH_SPACE}_{name}", **SHARED,
-                                      help="A range LOW:HIGH (add :log for a log scale), or choices A, B, C.")
+    specs = []
+    for cell, name in zip(grid(len(fields), 3), fields):
+        text = cell.text_input(name, EXAMPLES[name], key=f"{SEARCH_SPACE}_{name}", **SHARED,
+                               help="A range LOW:HIGH (add :log for a log scale), or choices A, B, C.")
         specs.append(f"{name}={text}")
     return fields, specs
 

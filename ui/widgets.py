@@ -144,6 +144,15 @@ def _widget(field: str, key: str, fixed_width: int | None):
     raise ValueError(f"no widget for ModelConfig field {field!r}")
 
 
+def grid(n: int, columns: int) -> list:
+    """n cells in rows of `columns`, left to right: a phone stacks each row's columns in turn, so the cells
+    keep their order there too (one st.columns for all would stack column by column)."""
+    cells = []
+    for start in range(0, n, columns):
+        cells += st.columns(columns)[: n - start]
+    return cells
+
+
 def _visible_fields(arch: str) -> list[str]:
     drop = {"encoder-decoder": (), "encoder": ("n_decoder_layers", "tie_embeddings"),
             "decoder": ("n_encoder_layers",)}[arch]
@@ -159,9 +168,8 @@ def config_widgets(key_prefix: str = CFG, task: Task | None = None,
     width = vector_width(task)
     values = {}
     fields = _visible_fields(arch)
-    cols = st.columns(columns)
-    for i, field in enumerate(fields):
-        with cols[i % columns]:
+    for cell, field in zip(grid(len(fields), columns), fields):
+        with cell:
             values[field] = _widget(field, f"{key_prefix}_{field}", width)
     hidden = {f: v for f, v in DEFAULTS.items() if f not in values}
     cfg, err = build_config({**hidden, **values}, task)
