@@ -6,7 +6,7 @@ import streamlit as st
 from explorer.figures.search import importance_bars, optimization_history, parallel_coordinates
 from explorer.search_job import SearchView
 from explorer.slots import pool_counts
-from ui import frame, search_job, search_params, train_settings, widgets
+from ui import frame, own_data, search_job, search_params, train_settings, widgets
 from ui.owner import owner_id
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -88,14 +88,18 @@ st.markdown("Pick the settings to search and their ranges; an Optuna study propo
             "and resume.")
 with st.container(border=True):
     task = widgets.task_picker()
+    own, refused = own_data.pairs_expander(search_params.SEARCH_DATA, "search on them instead of the task above; "
+                                           "every trial's run keeps them")
     fields, specs = search_params.space_widgets()
     run = search_params.run_widgets()
 with st.expander("Fixed settings (the ones not searched)"):
     st.caption("The model and training settings every trial shares, the same as on the Train page. A trial "
                "trains **Steps per trial** steps on one thread; d_ff follows 2 × d_model when d_model is searched.")
-    widgets.config_widgets(task=task)
+    widgets.config_widgets(task=own or task)
     train_settings.settings_widgets()
-spec, error = search_params.build_spec(fields, specs, run, owner_id())
+spec, error = search_params.build_spec(fields, specs, run, owner_id(), own)
+if refused:
+    spec, error = None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
 if error:
     st.error(f"**This search does not work.** {error}", icon=":material/error:")
 else:

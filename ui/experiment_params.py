@@ -100,7 +100,8 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
             values[field] = _widget(exp, base, field, prefix, values)
     more = st.expander("More parameters")
     if takes_own_data(exp.params):
-        own, refused = _own_pairs(prefix)
+        own, refused = own_upload.pairs_expander(f"{prefix}_data", "run this experiment on them instead of the "
+                                                 "task under More parameters: each seed draws its own 90/10 split")
         if refused:
             return None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
         if own is not None:  # the file is the task
@@ -116,24 +117,6 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     except (TypeError, ValueError) as err:
         return None, str(err)
     return params, refusal(exp.name, params)
-
-
-def _own_pairs(prefix: str):
-    """The "Your own pairs" expander: (the uploaded pairs' task, None), (None, why refused) or (None, None)."""
-    key = f"{prefix}_data"
-    with st.expander("Your own pairs", expanded=st.session_state.get(key) is not None):
-        upload = own_upload.pairs_uploader(key)
-        if upload is None:
-            st.caption("Upload a TSV of your own pairs to run this experiment on them instead of the task under "
-                       "More parameters: each seed draws its own 90/10 split. The file is not in the page's address.")
-            return None, None
-        task, error = own_upload.checked_pairs(upload.getvalue())
-        if error:
-            st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
-            return None, error
-        st.success(f"The experiment runs on **{upload.name}**: {own_upload.facts(task)}",
-                   icon=":material/check_circle:")
-        return task, None
 
 
 def data_file(exp: Experiment, budget: str) -> str:

@@ -83,6 +83,22 @@ def pairs_uploader(key: str):
                             help=f"Tokens are split on spaces. Limits: {limits()}.")
 
 
+def pairs_expander(key: str, use: str) -> tuple[Task | None, str | None]:
+    """The "Your own pairs" expander of the Experiments and Search pages (`use`: what the pairs are for):
+    (the uploaded pairs' task, None), (None, why they are refused) or (None, None) before an upload."""
+    with st.expander("Your own pairs", expanded=st.session_state.get(key) is not None):
+        upload = pairs_uploader(key)
+        if upload is None:
+            st.caption(f"Upload a TSV of your own pairs to {use}. The file is not in the page's address.")
+            return None, None
+        task, error = checked_pairs(upload.getvalue())
+        if error:
+            st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
+            return None, error
+        st.success(f"Runs on **{upload.name}**: {facts(task)}", icon=":material/check_circle:")
+        return task, None
+
+
 def checked_pairs(data: bytes) -> tuple[Task | None, str | None]:
     """(the task of an uploaded TSV, None) or (None, why it is refused); checked once per file."""
     spec, error = _config_json(data, "pairs")

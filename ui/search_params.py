@@ -10,8 +10,9 @@ import streamlit as st
 from explorer.search import FIELDS, SAMPLERS, SearchSpec
 from explorer.search.space import parse_space
 from explorer.search.trial import PRUNERS
+from explorer.tasks import Task, own_data
 from ui.links import SHARED, state_value
-from ui.model_config import CFG, config_values, current_task, vector_width
+from ui.model_config import CFG, DEFAULT_TASK, config_values, current_task, vector_width
 from ui.train_settings import settings_values
 from ui.widgets import grid
 
@@ -19,6 +20,7 @@ SEARCH_FIELDS = "search_fields"       # the settings searched (in the URL)
 SEARCH_SPACE = "search_space"         # prefix of each one's range or choices: "search_space_lr"
 SEARCH_TRIALS, SEARCH_STEPS = "search_trials", "search_steps"
 SEARCH_SAMPLER, SEARCH_PRUNER, SEARCH_SEED = "search_sampler", "search_pruner", "search_seed"
+SEARCH_DATA = "search_own_file"       # a TSV of own pairs searched instead of the task (never in the URL)
 NUMBERS = {SEARCH_TRIALS: (1, 40, 8), SEARCH_STEPS: (10, 2000, 200), SEARCH_SEED: (0, 9999, 0)}
 MAX_WORK = 24_000                     # trials x steps one search may take on a shared server
 DEFAULT_FIELDS = ["lr", "d_model"]
@@ -77,17 +79,18 @@ def run_widgets() -> dict:
     return out
 
 
-def build_spec(fields, specs, run: dict, owner: str) -> tuple[SearchSpec | None, str | None]:
-    """(spec, None) or (None, what is wrong and what is valid). The study is this visitor's own:
-    its name starts with the owner, so the same settings resume it and nobody else adds to it."""
-    preset = state_value(f"{CFG}_task", "reversal-fast")
+def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) -> tuple[SearchSpec | None, str | None]:
+    """(spec, None) or (None, what is wrong and what is valid); on `own` pairs (ui.own_data) instead of the
+    task when given. The study is this visitor's own: its name starts with the owner, so the same settings
+    resume it and nobody else adds to it."""
+    preset, data = (own_data.OWN, own.cfg.text) if own is not None else (state_value(f"{CFG}_task", DEFAULT_TASK), "")
     try:
         parse_space(specs)
         if run["trials"] * run["steps"] > MAX_WORK:
             raise ValueError(f"{run['trials']} trials x {run['steps']} steps is more than one search may take "
                              f"here ({MAX_WORK:,} steps); use fewer trials or steps, or the command line")
-        spec = SearchSpec(task=preset, space=tuple(specs), trials=int(run["trials"]), steps=int(run["steps"]),
-                          sampler=run["sampler"], pruner=run["pruner"], seed=int(run["seed"]),
+        spec = SearchSpec(task=preset, data=data, space=tuple(specs), trials=int(run["trials"]),
+                          steps=int(run["steps"]), sampler=run["sampler"], pruner=run["pruner"], seed=int(run["seed"]),
                           base=base_of_widgets(fields))
         return spec.replace(study=f"u{owner[:8]}-{spec.study_name()}"), None
     except ValueError as err:
@@ -100,8 +103,11 @@ def command_line(spec: SearchSpec) -> str:
     extra = "".join(f" --{k} {v}" for k, v, default in (("sampler", spec.sampler, "tpe"),
                                                         ("pruner", spec.pruner, "none"), ("seed", spec.seed, 0))
                     if v != default)
-    return f"python -m explorer search --task {spec.task} --trials {spec.trials} {space} --steps {spec.steps}{extra}"
+    own = getattr(st.session_state.get(SEARCH_DATA), "name", "FILE.tsv")
+    task = f"--data {own}" if spec.data else f"--task {spec.task}"
+    return f"python -m explorer search {task} --trials {spec.trials} {space} --steps {spec.steps}{extra}"
 
 
-__all__ = ["SEARCH_FIELDS", "SEARCH_SPACE", "SEARCH_TRIALS", "SEARCH_STEPS", "SEARCH_SAMPLER", "SEARCH_PRUNER",
-           "SEARCH_SEED", "NUMBERS", "base_of_widgets", "space_widgets", "run_widgets", "build_spec", "command_line"]
+__all__ = ["SEARCH_DATA", "SEARCH_FIELDS", "SEARCH_SPACE", "SEARCH_TRIALS", "SEARCH_STEPS", "SEARCH_SAMPLER",
+           "SEARCH_PRUNER", "SEARCH_SEED", "NUMBERS", "base_of_widgets", "space_widgets", "run_widgets", "build_spec",
+           "command_line"]

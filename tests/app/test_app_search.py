@@ -121,3 +121,31 @@ def test_a_ray_address_that_does_not_answer_is_named_on_the_page(monkeypatch, se
     assert_ok(at)
     assert any(address in e.value and "Ray" in e.value for e in at.error)
     assert search_job.SEARCH_JOB not in at.session_state and not at.button(key="search_start").disabled
+
+
+def test_a_search_on_uploaded_pairs_keeps_them_in_its_trials_and_a_bad_file_is_refused(searches):
+    from tests.unit.test_own_data import number_words
+
+    at = open_app(PAGE)
+    upload = at.file_uploader(key=search_params.SEARCH_DATA)
+    upload.set_value(("bad.tsv", (number_words(40) + "one two\n").encode(), "text/tab-separated-values")).run()
+    assert any("line 41: no tab" in e.value for e in at.error) and at.button(key="search_start").disabled
+    pairs = number_words(60)
+    at.file_uploader(key=search_params.SEARCH_DATA).set_value(("digits.tsv", pairs.encode(), "text/plain")).run()
+    assert_ok(at)
+    assert any("Runs on **digits.tsv**: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("python -m explorer search --data digits.tsv" in c.value for c in at.caption)
+    at.number_input(key=search_params.SEARCH_TRIALS).set_value(1).run()
+    at.number_input(key=search_params.SEARCH_STEPS).set_value(10).run()
+    at.button(key="search_start").click().run()
+    job = at.session_state[search_job.SEARCH_JOB]
+    assert job.spec.task == "pairs" and job.spec.data == pairs
+    deadline = time.monotonic() + 300
+    while not job.ended:
+        assert time.monotonic() < deadline, "the search did not end in time"
+        time.sleep(0.2)
+    assert job.status == "finished", job.view().message
+    from explorer.runs import open_for_resume
+
+    _, task, *_ = open_for_resume(job.view().rows[0]["run"])   # the trial's run reopens on the file
+    assert task.name == "pairs" and task.cfg.text == pairs
