@@ -103,7 +103,8 @@ if refused:
 if error:
     st.error(f"**This search does not work.** {error}", icon=":material/error:")
 else:
-    st.caption(f"From a terminal (the task's recipe as fixed settings): `{search_params.command_line(spec)}`")
+    fixed = "the defaults" if spec.data else "the task's recipe"
+    st.caption(f"From a terminal ({fixed} as fixed settings): `{search_params.command_line(spec)}`")
 controls(spec, error)
 
 job = search_job.current_job()
