@@ -87,12 +87,6 @@ def streamlit_server(tmp: Path, port: int | None = None):
             proc.wait()
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
-        yield url
-
-
 def _wait_rendered(page) -> None:
     page.wait_for_selector(READY, timeout=TIMEOUT_MS)
     page.wait_for_selector("[data-testid=stMain] h1", timeout=TIMEOUT_MS)  # content, not just the shell
