@@ -23,6 +23,7 @@ from .config import NORMS, ModelConfig
 from .evidence import welch
 from .inspect import blocks, grad_groups, grad_norms
 from .model import build_model
+from .views_data import single_threaded
 
 MAX_LAYERS = 96
 
@@ -51,6 +52,7 @@ def _check(n_layers: int, d_model: int, n_heads: int, batch_size: int, seq_len: 
             raise ValueError(f"{name}={value!r} must be a whole number in {low}..{high}")
 
 
+@single_threaded  # 8x faster on a busy machine: bench/README.md, the Gradients page's verdict
 def depth_profile(norm: str, n_layers: int = 12, d_model: int = 64, n_heads: int = 4, d_ff: int | None = None,
                   batch_size: int = 16, seq_len: int = 16, vocab_size: int = 32, seed: int = 0) -> DepthProfile:
     """Forward and backward one random batch through a fresh `n_layers`-block encoder."""

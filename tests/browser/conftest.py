@@ -1,10 +1,12 @@
-"""The browser tier: a real `streamlit run` server and Debian's Chromium. The one Chromium of a test
-session is defined here once (a fixture imported into several modules is a fixture per module, and a
-second sync Playwright started inside the first one's event loop fails)."""
+"""The browser tier: a real `streamlit run` server and Debian's Chromium. The one Chromium and the one
+shared server of a test session are defined here once (a fixture imported into several modules is a
+fixture per module, and a second sync Playwright started inside the first one's event loop fails)."""
 
 import shutil
 
 import pytest
+
+from tests.browser.test_browser import streamlit_server
 
 # Every page a test opens stands for a student's own foreground tab: no timer throttling of the pages a
 # headless browser considers in the background (the classroom test opens eight at once).
@@ -28,3 +30,11 @@ def chromium():
             yield launched
         finally:
             launched.close()
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory):
+    """One server for the tests that only read (pages, lessons, presenter): each start imports PyTorch.
+    A test that writes runs, restarts or loads a server starts its own with `streamlit_server`."""
+    with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
+        yield url

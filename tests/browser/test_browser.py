@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from ui import menu
 
@@ -86,17 +87,18 @@ def streamlit_server(tmp: Path, port: int | None = None):
             proc.wait()
 
 
-@pytest.fixture(scope="session")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
-        yield url
-
-
 def _wait_rendered(page) -> None:
     page.wait_for_selector(READY, timeout=TIMEOUT_MS)
     page.wait_for_selector("[data-testid=stMain] h1", timeout=TIMEOUT_MS)  # content, not just the shell
     page.wait_for_selector(READY, timeout=TIMEOUT_MS)
     page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
+
+
+# True once the main element's height is the one the previous animation frame saw, and no script runs.
+STEADY = """() => { const h = document.querySelector('[data-testid=stMain]').scrollHeight;
+  const steady = window.__fitHeight === h; window.__fitHeight = h;
+  return steady && !!document.querySelector('[data-testid=stApp][data-test-script-state=notRunning]'); }"""
+SETTLE_MS = 700  # at most, as the fixed wait this replaces; heights measured on all 12 pages settled at once
 
 
 def _fit_viewport(page) -> None:
@@ -108,7 +110,11 @@ def _fit_viewport(page) -> None:
         if target == page.viewport_size["height"]:
             return
         page.set_viewport_size({"width": WIDTH, "height": target})
-        page.wait_for_timeout(700)
+        page.evaluate("window.__fitHeight = undefined")
+        try:  # still moving after SETTLE_MS: measure again, as after the fixed wait
+            page.wait_for_function(STEADY, polling="raf", timeout=SETTLE_MS)
+        except PlaywrightTimeout:
+            pass
         page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
 
 

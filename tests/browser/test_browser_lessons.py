@@ -4,17 +4,11 @@ revealed (nothing of the answer on the page before the lock), and a step's shot 
 import pytest
 
 from explorer.lessons import LESSONS
-from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered, streamlit_server
+from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered
 from tests.browser.test_browser_presenter import MEASURE, PROJECTOR
 
 pytestmark = pytest.mark.browser
 STEP_LABEL = "[data-testid=stMain] [data-testid=stMarkdownContainer] b"
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("lessons")) as url:
-        yield url
 
 
 def wait_step(page, k: int, n: int) -> None:

@@ -4,16 +4,10 @@ off; screenshots in tests/screenshots/ (presenter-*.png) for a human to look at.
 
 import pytest
 
-from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered, streamlit_server
+from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered
 
 pytestmark = pytest.mark.browser
 
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory):
-    with streamlit_server(tmp_path_factory.mktemp("presenter")) as url:
-        yield url
 
 
 PROJECTOR = {"width": 1280, "height": 720}

@@ -31,6 +31,20 @@ def test_same_seed_same_numbers_and_other_seed_other_numbers():
     assert not np.allclose(a.weight_grad, c.weight_grad)
 
 
+def test_a_profile_runs_on_one_thread_and_leaves_the_callers_setting(monkeypatch):
+    from explorer import gradients
+    seen = []
+    monkeypatch.setattr(gradients, "build_model", lambda *a, **k: seen.append(torch.get_num_threads()) or
+                        build_model(*a, **k))
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        depth_profile("post", **SMALL)
+        assert seen == [1] and torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
 def test_only_the_norm_placement_differs():
     """Same seed: both stacks start from identical block and classifier weights (a LayerNorm draws
     nothing from the generator), so the profiles differ only through where LayerNorm sits."""
