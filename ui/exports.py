@@ -1,5 +1,6 @@
 """Downloads of what a page shows: PNG / SVG of a chart at presentation size (beside each chart, through
-`ui.widgets.chart`) and a run's HTML report (Runs, Train).
+`ui.widgets.chart`; a chart with a slider, such as the time-lapse, also as an animated GIF) and a run's HTML
+report (Runs, Train).
 
 Every file is made when its button is clicked (a deferred download), never on a rerun, so an idle app starts
 no browser: the first PNG / SVG click starts the server's one Chromium (explorer.image_browser, seconds), later
@@ -16,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
 
-from explorer.images import PNG_SCALE, image_bytes, size
+from explorer.images import PNG_SCALE, gif_bytes, image_bytes, size
 from explorer.report import build_report
 from explorer.subject import Subject
 
@@ -52,6 +53,11 @@ def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
             f"This chart as a {width * PNG_SCALE} × {height * PNG_SCALE} px PNG, for slides and papers")
     _button(row, "SVG", lambda: image_bytes(fig, "svg"), f"{name}.svg", "image/svg+xml", f"{base}_svg",
             f"This chart as an SVG vector graphic ({width} × {height}), for papers and editing")
+    steps = len(fig.layout.sliders[0].steps) if fig.layout.sliders else 0   # a time-lapse, heads to flip through
+    if steps > 1:
+        _button(row, "GIF", lambda: gif_bytes(fig), f"{name}.gif", "image/gif", f"{base}_gif",
+                f"This chart's {steps} slider steps as an animated GIF, {width} px wide, for slides "
+                "(a few seconds to make)")
 
 
 def report_button(row, make: Callable[[], Subject], name: str, key: str, disabled: bool = False,

@@ -112,3 +112,22 @@ def test_a_finished_jobs_report_has_its_recipe_curves_and_snapshots():
         job.close(timeout=60)
     assert s.source == "session" and s.train["snapshot_every"] == 4 and s.final["step"] == 12
     assert [snap.step for snap in s.snapshots] == [4, 8, 12] and len(s.history) == 12
+
+
+def test_a_chart_with_a_slider_also_downloads_as_a_gif_of_its_steps(deferred):
+    import io
+
+    from PIL import Image
+
+    image_browser.stop()
+    at = open_app("pages/attention.py")
+    specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    sliding = [s for s in specs if len((s["layout"].get("sliders") or [{}])[0].get("steps", [])) > 1]
+    gifs = [b for b in at.get("download_button") if b.proto.label == "GIF"]
+    assert len(gifs) == len(sliding) >= 1 and deferred["calls"] == []    # only slider charts, made on click
+    try:
+        data = deferred[gifs[0].proto.deferred_file_id][1]()
+    finally:
+        image_browser.stop()
+    gif = Image.open(io.BytesIO(data))
+    assert data[:6] == b"GIF89a" and gif.n_frames == len(sliding[0]["layout"]["sliders"][0]["steps"])
