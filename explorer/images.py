@@ -13,6 +13,7 @@ import os
 import shutil
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 
 from . import image_browser
@@ -22,6 +23,7 @@ WIDTH = 1280          # px: a 16:9 slide's width; the height is the figure's own
 PNG_SCALE = 2         # PNG pixels per CSS pixel: sharp on a projector and in print
 FORMATS = ("png", "svg", "gif")
 GIF_FRAME_MS, GIF_HOLD_MS = 500, 2000   # per snapshot; the last (the trained state) stays longer
+GIF_MAX_FRAMES = 30   # evenly spaced, first and last kept: ~0.45 s a frame to render (bench/README.md)
 
 
 class ImageExportError(RuntimeError):
@@ -63,11 +65,15 @@ def image_bytes(fig: go.Figure, fmt: str) -> bytes:
 
 
 def gif_bytes(fig: go.Figure, frame_ms: int = GIF_FRAME_MS, hold_ms: int = GIF_HOLD_MS) -> bytes:
-    """An animated GIF of a `z_slider` figure (the attention time-lapse), a frame per step, rendered by kaleido
-    and assembled with Pillow; a figure without a slider gives a one-frame GIF."""
+    """An animated GIF of a `z_slider` figure (the attention time-lapse), a frame per step (at most
+    GIF_MAX_FRAMES, evenly spaced), rendered by kaleido and assembled with Pillow; a figure without a slider
+    gives a one-frame GIF."""
     from PIL import Image
 
     stills = slider_frames(fig) or [fig]
+    if len(stills) > GIF_MAX_FRAMES:
+        keep = np.unique(np.linspace(0, len(stills) - 1, GIF_MAX_FRAMES).round().astype(int))
+        stills = [stills[i] for i in keep]
     frames = [Image.open(io.BytesIO(png)).convert("RGB") for png in render(stills, "png", scale=1)]
     buffer = io.BytesIO()
     frames[0].save(buffer, format="GIF", save_all=True, append_images=frames[1:], loop=0, optimize=True,
@@ -86,5 +92,5 @@ def write_image(fig: go.Figure, path) -> Path:
     return path
 
 
-__all__ = ["WIDTH", "PNG_SCALE", "FORMATS", "ImageExportError", "browser_path", "size", "render", "image_bytes",
-           "gif_bytes", "write_image"]
+__all__ = ["WIDTH", "PNG_SCALE", "FORMATS", "GIF_MAX_FRAMES", "ImageExportError", "browser_path", "size", "render",
+           "image_bytes", "gif_bytes", "write_image"]

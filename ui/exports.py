@@ -17,7 +17,7 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
 
-from explorer.images import PNG_SCALE, gif_bytes, image_bytes, size
+from explorer.images import GIF_MAX_FRAMES, PNG_SCALE, gif_bytes, image_bytes, size
 from explorer.report import build_report
 from explorer.subject import Subject
 
@@ -55,9 +55,10 @@ def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
             f"This chart as an SVG vector graphic ({width} × {height}), for papers and editing")
     steps = len(fig.layout.sliders[0].steps) if fig.layout.sliders else 0   # a time-lapse, heads to flip through
     if steps > 1:
+        frames = min(steps, GIF_MAX_FRAMES)
         _button(row, "GIF", lambda: gif_bytes(fig), f"{name}.gif", "image/gif", f"{base}_gif",
-                f"This chart's {steps} slider steps as an animated GIF, {width} px wide, for slides "
-                "(a few seconds to make)")
+                f"This chart's slider as an animated GIF of {frames} frames, {width} px wide, for slides "
+                f"(made on the click: about {max(2, round(frames * 0.45))} s)")
 
 
 def report_button(row, make: Callable[[], Subject], name: str, key: str, disabled: bool = False,

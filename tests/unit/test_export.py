@@ -70,6 +70,32 @@ def _lapse(n=3):
     return attention_heatmap(zs[-1], ["a", "b"], ["x", "y", "z"], slider=slider, play=True), zs
 
 
+def test_a_long_time_lapse_gif_keeps_evenly_spaced_frames_with_the_first_and_the_last(monkeypatch):
+    import io
+
+    from PIL import Image
+
+    from explorer import images
+
+    fig, _ = _lapse(61)
+    drawn = []
+
+    def fake_render(stills, fmt, scale=None):   # the browser's part: one small PNG a frame
+        drawn.extend(f.layout.title.text for f in stills)
+        out = []
+        for i in range(len(stills)):
+            buffer = io.BytesIO()
+            Image.new("RGB", (8, 8), (4 * i, 0, 0)).save(buffer, format="PNG")
+            out.append(buffer.getvalue())
+        return out
+
+    monkeypatch.setattr(images, "render", fake_render)
+    gif = Image.open(io.BytesIO(images.gif_bytes(fig)))
+    assert gif.n_frames == len(drawn) == images.GIF_MAX_FRAMES
+    assert drawn[0] == "step 0" and drawn[-1] == "step 60" and drawn[15] == "step 31"
+    assert len(set(drawn)) == len(drawn)
+
+
 def test_playable_time_lapse_animates_in_plotly_alone():
     fig, zs = _lapse()
     out = playable(fig)
