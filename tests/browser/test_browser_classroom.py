@@ -204,7 +204,7 @@ def saved_runs(runs_dir: Path) -> dict[str, dict]:
 # ------------------------------------------------------------------------------------------ tests
 def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
     monkeypatch.setenv("EXPLORER_MAX_JOBS", str(SLOTS))
-    steps = [40 + 10 * i for i in range(SESSIONS)]  # distinct seeds and lengths: whose curve is whose shows
+    steps = [20 + 5 * i for i in range(SESSIONS)]  # distinct seeds and lengths: whose curve is whose shows
     names = [run_name(i) for i in range(SESSIONS)]
     with streamlit_server(tmp_path) as url:
         pid = server_pid(url)
