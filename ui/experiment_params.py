@@ -98,12 +98,10 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     for cell, field in zip(grid(len(main), 4), main):
         with cell:
             values[field] = _widget(exp, base, field, prefix, values)
-    more = st.expander("More parameters")
+    more, own, refused = st.expander("More parameters"), None, None
     if takes_own_data(exp.params):
         own, refused = own_upload.pairs_expander(f"{prefix}_data", "run this experiment on them instead of the "
                                                  "task under More parameters: each seed draws its own 90/10 split")
-        if refused:
-            return None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
         if own is not None:  # the file is the task
             fields.remove("task")
             values.update(task=own_data.OWN, data=own.cfg.text)
@@ -112,6 +110,8 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
         for cell, field in zip(grid(len(rest), 4), rest):
             with cell:
                 values[field] = _widget(exp, base, field, prefix, values)
+    if refused:
+        return None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
     try:
         params = exp.make_params(values, tiny=budget == "quick")
     except (TypeError, ValueError) as err:

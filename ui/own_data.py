@@ -1,4 +1,5 @@
-"""The Train page's own data: a TSV of pairs uploaded, or a text pasted for the character LM.
+"""A teacher's own data in the app: on the Train page a TSV of pairs uploaded or a text pasted for the character
+LM (`picker`); on the Experiments and Search pages a TSV of pairs (`pairs_expander`).
 
 The data is checked as it arrives (explorer.tasks.own_data) and kept as a TaskConfig in the session,
 so the Train button's callback finds it; a run saves that config, data included, and reopens from it.
@@ -77,7 +78,7 @@ def picker() -> Task | None:
 
 
 def pairs_uploader(key: str):
-    """The TSV upload of own pairs (Train, Experiments): the uploaded file or None."""
+    """The TSV upload of own pairs (Train, Experiments, Search): the uploaded file or None."""
     return st.file_uploader("TSV file: one pair a line, source<TAB>target", type=["tsv", "txt"], key=key,
                             max_upload_size=own_data.MAX_BYTES // 2**20,
                             help=f"Tokens are split on spaces. Limits: {limits()}.")
