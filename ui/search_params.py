@@ -26,11 +26,12 @@ MAX_WORK = 24_000                     # trials x steps one search may take on a 
 DEFAULT_FIELDS = ["lr", "d_model"]
 EXAMPLES = {"d_model": "16, 32, 64", "n_heads": "1, 2, 4", "n_layers": "1, 2", "d_ff": "32, 64, 128",
             "pos_encoding": "sinusoidal, rope, none", "norm": "pre, post", "activation": "relu, gelu",
+            "residual": "add, none", "attn_scale": "sqrt_d_k, none",
             "dropout": "0:0.3", "lr": "1e-4:1e-2:log", "steps": "100, 200", "batch_size": "16, 32, 64",
             "warmup": "0:100", "label_smoothing": "0:0.2", "weight_decay": "0:0.1", "seed": "0, 1, 2"}
 SAMPLER_LABELS = {"tpe": "TPE (Bayesian)", "random": "Random", "grid": "Grid (every combination)"}
 PRUNER_LABELS = {"none": "None", "median": "Median", "halving": "Successive halving"}
-MODEL_BASE = ("d_model", "n_heads", "d_ff", "pos_encoding", "norm", "activation", "dropout")
+MODEL_BASE = ("d_model", "n_heads", "d_ff", "pos_encoding", "norm", "residual", "attn_scale", "activation", "dropout")
 TRAIN_BASE = ("lr", "batch_size", "warmup", "label_smoothing")
 
 

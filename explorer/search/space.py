@@ -13,18 +13,19 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS
+from explorer.config import ACTIVATIONS, ATTN_SCALES, NORMS, POS_ENCODINGS, RESIDUALS
 
 # field -> (which config it sets, value type); n_layers sets the encoder's and the decoder's depth
 FIELDS: dict[str, tuple[str, type]] = {
     "d_model": ("model", int), "n_heads": ("model", int), "n_layers": ("model", int), "d_ff": ("model", int),
     "pos_encoding": ("model", str), "norm": ("model", str), "activation": ("model", str),
-    "dropout": ("model", float),
+    "residual": ("model", str), "attn_scale": ("model", str), "dropout": ("model", float),
     "lr": ("train", float), "steps": ("train", int), "batch_size": ("train", int), "warmup": ("train", int),
     "label_smoothing": ("train", float), "weight_decay": ("train", float),
     "seed": ("train", int),   # a trial's own seed: repeats each point over seeds (the sweep's seeds)
 }
-NAMED = {"pos_encoding": POS_ENCODINGS, "norm": NORMS, "activation": ACTIVATIONS}  # the only values allowed
+NAMED = {"pos_encoding": POS_ENCODINGS, "norm": NORMS, "activation": ACTIVATIONS,  # the only values allowed
+         "residual": RESIDUALS, "attn_scale": ATTN_SCALES}
 # (low, high-or-None) a value may take, so a trial never asks for a config that cannot exist
 BOUNDS = {"d_model": (1, None), "n_heads": (1, None), "n_layers": (1, None), "d_ff": (1, None),
           "dropout": (0.0, 1.0), "lr": (0.0, None), "steps": (1, None), "batch_size": (1, None),

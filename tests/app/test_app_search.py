@@ -149,3 +149,12 @@ def test_a_search_on_uploaded_pairs_keeps_them_in_its_trials_and_a_bad_file_is_r
 
     _, task, *_ = open_for_resume(job.view().rows[0]["run"])   # the trial's run reopens on the file
     assert task.name == "pairs" and task.cfg.text == pairs
+
+
+def test_the_fixed_residual_and_attention_scale_reach_every_trial(searches):
+    at = open_app(PAGE, query={"cfg_residual": "Off", "cfg_attn_scale": "None"})
+    at.number_input(key=search_params.SEARCH_TRIALS).set_value(1).run()
+    at.number_input(key=search_params.SEARCH_STEPS).set_value(10).run()
+    at.button(key="search_start").click().run()
+    job = at.session_state[search_job.SEARCH_JOB]
+    assert (job.spec.base["residual"], job.spec.base["attn_scale"]) == ("none", "none")

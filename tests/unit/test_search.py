@@ -59,6 +59,16 @@ def test_a_space_parses_ranges_and_choices():
         SearchSpec(space=("lr=1e-4:1e-2", "d_model=16,32"), sampler="grid")
 
 
+def test_the_residuals_and_the_attention_scale_can_be_searched_or_fixed():
+    from explorer.search.trial import configs
+
+    spec = SearchSpec(space=("residual=add,none", "attn_scale=sqrt_d_k,none"), base={"residual": "none"})
+    _, cfg, _ = configs(trial_spec(spec, 0, {"attn_scale": "none"}, [], None))
+    assert (cfg.residual, cfg.attn_scale) == ("none", "none")
+    with pytest.raises(ValueError, match="residual: off not known; choose from add, none"):
+        parse_space(["residual=add,off"])
+
+
 def test_a_study_resumes_from_its_sqlite_file_and_runs_only_the_missing_trials(tmp_path):
     storage = f"sqlite:///{tmp_path / 'study.db'}"
     first = run_search(tiny(storage=storage, sampler="random"))
