@@ -31,7 +31,8 @@ MAIN = ("x_axis", "x_values", "y_axis", "y_values", "seeds", "steps", "metric") 
 CHOICES = {"encodings": POS_ENCODINGS, "x_axis": tuple(AXES), "y_axis": tuple(AXES),
            "metric": ("val_exact", "val_token_acc"), "task": tuple(TASK_PRESETS)}
 AXIS_EXAMPLES = {"d_model": (16, 32, 64), "n_heads": (1, 2, 4), "n_layers": (1, 2, 3), "d_ff": (32, 64, 128),
-                 "pos_encoding": POS_ENCODINGS, "norm": ("pre", "post"), "dropout": (0.0, 0.1, 0.2),
+                 "pos_encoding": POS_ENCODINGS, "norm": ("pre", "post"), "residual": ("add", "none"),
+                 "attn_scale": ("sqrt_d_k", "none"), "dropout": (0.0, 0.1, 0.2),
                  "lr": (0.001, 0.003, 0.01), "steps": (100, 200, 300), "batch_size": (16, 32, 64),
                  "warmup": (0, 50, 100), "label_smoothing": (0.0, 0.1, 0.2)}
 HELP = {"seeds": "Independent repetitions: each seed draws its own data and initial weights; the table "

@@ -29,7 +29,8 @@ from .base import Context, Experiment, Result, build_result, choice, number, who
 # axis -> (which config it sets, value type)
 AXES: dict[str, tuple[str, type]] = {
     "d_model": ("model", int), "n_heads": ("model", int), "n_layers": ("model", int), "d_ff": ("model", int),
-    "pos_encoding": ("model", str), "norm": ("model", str), "dropout": ("model", float),
+    "pos_encoding": ("model", str), "norm": ("model", str), "residual": ("model", str),
+    "attn_scale": ("model", str), "dropout": ("model", float),
     "lr": ("train", float), "steps": ("train", int), "batch_size": ("train", int), "warmup": ("train", int),
     "label_smoothing": ("train", float),
 }
