@@ -120,6 +120,9 @@ with st.container(border=True):
     if error:
         st.error(f"**These parameters do not work.** {error}", icon=":material/error:")
     else:
+        if getattr(params, "data", ""):
+            st.caption(f":material/dataset: On **{experiment_params.data_file(exp, budget)}**: the question is asked "
+                       "of your pairs, and the seed's prediction was made for its own task.")
         st.caption(f"Command line (writes CSV): `{experiment_params.command_line(exp, params, budget)}`")
 
 job = experiment_job.current_job()
