@@ -133,12 +133,14 @@ def estimate_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> Bud
             or fastest * train_cfg.steps > MAX_RUN_SECONDS:
         return Budget(params, state, mem["activations"], fastest, fastest * train_cfg.steps, measured=False)
     evals, snapshots = _counts(train_cfg)
+
+    def run_s(p: Probe) -> float:
+        return train_cfg.steps * p.step_s + evals * p.eval_s + snapshots * p.snapshot_s
+
     p = probe(cfg, train_cfg, task)
-    run_s = train_cfg.steps * p.step_s + evals * p.eval_s + snapshots * p.snapshot_s
-    if run_s > MAX_RUN_SECONDS:  # a refusal stands on a recent probe: a busy minute must not refuse it for good
+    if run_s(p) > MAX_RUN_SECONDS:  # a refusal stands on a recent probe: a busy minute must not refuse it for good
         p = probe(cfg, train_cfg, task, max_age=REPROBE_S)
-        run_s = train_cfg.steps * p.step_s + evals * p.eval_s + snapshots * p.snapshot_s
-    return Budget(params, state, mem["activations"], p.step_s, run_s)
+    return Budget(params, state, mem["activations"], p.step_s, run_s(p))
 
 
 def check_budget(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> None:

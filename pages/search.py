@@ -99,7 +99,7 @@ with st.expander("Fixed settings (the ones not searched)"):
     train_settings.settings_widgets()
 spec, error = search_params.build_spec(fields, specs, run, owner_id(), own)
 if refused:
-    spec, error = None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
+    spec, error = None, own_data.REFUSED
 if error:
     st.error(f"**This search does not work.** {error}", icon=":material/error:")
 else:

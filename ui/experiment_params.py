@@ -91,7 +91,7 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     """The experiment's parameters as widgets (the main ones in view, the rest under "More");
     returns (params, None) or (None, what is wrong and what is valid)."""
     base = exp.tiny if budget == "quick" else exp.params()
-    prefix = f"{EXP_PARAM}_{exp.name}_{budget}"
+    prefix = _prefix(exp, budget)
     fields = [f.name for f in dataclasses.fields(exp.params) if f.name != "data"]  # own data: an upload
     main = [f for f in MAIN if f in fields] + [f for f in fields if isinstance(getattr(base, f), tuple)
                                                and f not in MAIN]
@@ -112,7 +112,7 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
             with cell:
                 values[field] = _widget(exp, base, field, prefix, values)
     if refused:
-        return None, "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
+        return None, own_upload.REFUSED
     try:
         params = exp.make_params(values, tiny=budget == "quick")
     except (TypeError, ValueError) as err:
@@ -120,9 +120,13 @@ def param_widgets(exp: Experiment, budget: str) -> tuple[object | None, str | No
     return params, refusal(exp.name, params)
 
 
+def _prefix(exp: Experiment, budget: str) -> str:
+    return f"{EXP_PARAM}_{exp.name}_{budget}"
+
+
 def data_file(exp: Experiment, budget: str) -> str:
     """The name of the pairs uploaded for this experiment and budget (for the command line)."""
-    upload = st.session_state.get(f"{EXP_PARAM}_{exp.name}_{budget}_data")
+    upload = st.session_state.get(f"{_prefix(exp, budget)}_data")
     return getattr(upload, "name", "FILE.tsv")
 
 

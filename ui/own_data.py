@@ -20,6 +20,7 @@ OWN_FILE = "train_own_file"    # the uploaded TSV
 OWN_TEXT = "train_own_text"    # the pasted text
 _OWN_TASK = "_train_own_task"  # (JSON of the checked TaskConfig, run-name prefix) or (None, why not); None: a preset
 PAIRS, TEXT = "Pairs from a TSV file", "A text for the character LM"
+REFUSED = "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
 
 
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)

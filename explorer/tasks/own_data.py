@@ -99,8 +99,8 @@ def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
 
 
 @functools.lru_cache(maxsize=4)  # a page builds its params on every rerun: a 4 MiB file is parsed once
-def _parse_once(text: str) -> None:
-    pairs_config(text)
+def _pairs_once(text: str) -> TaskConfig:
+    return pairs_config(text)
 
 
 def preset_or_pairs(task: str, data: str = "", seed: int | None = None) -> TaskConfig:
@@ -115,8 +115,7 @@ def preset_or_pairs(task: str, data: str = "", seed: int | None = None) -> TaskC
         return cfg if seed is None else cfg.replace(seed=seed)
     if not data:
         raise ValueError(f"task={OWN!r} needs data=: the lines of a TSV file, source<TAB>target")
-    _parse_once(data)
-    return TaskConfig(OWN, seed=seed or 0, text=data.replace("\r\n", "\n"))
+    return _pairs_once(data).replace(seed=seed or 0)
 
 
 def check_text(text: str) -> str:
