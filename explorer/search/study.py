@@ -6,9 +6,10 @@ the runs folder), and what it holds (`trial_rows`, `best`, `importances`).
     trial_rows(study), best(study)
 
 The study's name defaults to the task and a digest of the spec, so running the same command again resumes
-the same study, and `--trials N` means N finished trials in it in all. Each trial's sampler is seeded from
-the study's seed and the trial's number, so a resumed study or a second driver never replays a draw, and
-the same study run the same way proposes the same points. A driver keeps a heartbeat for its running
+the same study, and `--trials N` means N finished trials in it in all. Each trial's random or TPE sampler
+is seeded from the study's seed and the trial's number (the grid reads its next point off the storage),
+so a resumed study or a second driver never replays a draw, and the same study run the same way proposes
+the same points. A driver keeps a heartbeat for its running
 trials (Optuna's, in the storage); one that goes quiet for GRACE_S is failed by whichever driver looks next,
 on any host, and its place runs again.
 """
@@ -174,8 +175,9 @@ def _sampler(spec: SearchSpec, seed: int):
 
 
 class _PerTrial(optuna.samplers.BaseSampler):
-    """The spec's sampler made afresh for each trial, seeded by sampler_seed: what it learns lives in the
-    storage (the finished trials), so only its random draws depend on the seed, and those now on the trial."""
+    """The spec's random or TPE sampler made afresh for each trial, seeded by sampler_seed: what it learns
+    lives in the storage (the finished trials), so only its random draws depend on the seed, and those now
+    on the trial."""
 
     def __init__(self, spec: SearchSpec) -> None:
         self._spec, self._inner = spec, _sampler(spec, spec.seed)
@@ -198,7 +200,9 @@ class _PerTrial(optuna.samplers.BaseSampler):
 
 
 def make_sampler(spec: SearchSpec):
-    return _PerTrial(spec)
+    # the grid's order is shuffled once by the study's seed and its next point read off the storage, so it
+    # never repeats one: it keeps that seed (a grid shuffled afresh per trial would)
+    return _sampler(spec, spec.seed) if spec.sampler == "grid" else _PerTrial(spec)
 
 
 def _storage(spec: SearchSpec):
