@@ -9,9 +9,8 @@ The study's name defaults to the task and a digest of the spec, so running the s
 the same study, and `--trials N` means N finished trials in it in all. Each trial's random or TPE sampler
 is seeded from the study's seed and the trial's number (the grid reads its next point off the storage),
 so a resumed study or a second driver never replays a draw, and the same study run the same way proposes
-the same points. A driver keeps a heartbeat for its running
-trials (Optuna's, in the storage); one that goes quiet for GRACE_S is failed by whichever driver looks next,
-on any host, and its place runs again.
+the same points. A driver keeps a heartbeat for its running trials (Optuna's, in the storage); a trial
+that goes quiet for GRACE_S is failed by whichever driver looks next, on any host, and its place runs again.
 """
 
 from __future__ import annotations
