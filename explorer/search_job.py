@@ -150,9 +150,13 @@ class SearchJob:
             outcome = run_search(self.spec, self._executor, on_record=self._record, stop=self._stop,
                                  owner=self.owner, study=self.study)
             done = sum(t["state"] in ("COMPLETE", "PRUNED", "FAIL") for t in outcome["trials"])
-            status = "stopped" if outcome["stopped"] else "finished"
-            message = (f"stopped with {done} of {self.spec.trials} trials finished; start again to run the rest"
-                       if outcome["stopped"] else f"{done} trials finished")
+            if outcome["stopped"]:
+                status = "stopped"
+                message = f"stopped with {done} of {self.spec.trials} trials finished; start again to run the rest"
+            elif outcome["failure"]:
+                status, message = "failed", outcome["failure"]
+            else:
+                status, message = "finished", f"{done} trials finished"
         except (RayUnavailable, ValueError, OSError) as exc:
             message = str(exc)
         except Exception as exc:

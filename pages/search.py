@@ -103,8 +103,7 @@ if refused:
 if error:
     st.error(f"**This search does not work.** {error}", icon=":material/error:")
 else:
-    fixed = "the defaults" if spec.data else "the task's recipe"
-    st.caption(f"From a terminal ({fixed} as fixed settings): `{search_params.command_line(spec)}`")
+    st.caption(f"From a terminal (the same study, every fixed setting with it): `{search_params.command_line(spec)}`")
 controls(spec, error)
 
 job = search_job.current_job()

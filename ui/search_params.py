@@ -1,9 +1,12 @@
 """The Search page's questions: which settings to search and over what, how many trials, which sampler
 and pruner. The fixed settings are the shared config and training widgets (ui/widgets.py,
 ui/train_settings.py), so a search starts from the model the other pages show. Each dimension is typed
-as on the command line (`1e-4:1e-2:log`, `16, 32, 64`) and checked by the same parser."""
+as on the command line (`1e-4:1e-2:log`, `16, 32, 64`) and checked by the same parser; the command line
+printed for a terminal fixes every setting as the page does (`--set`), so it runs the same study."""
 
 from __future__ import annotations
+
+import shlex
 
 import streamlit as st
 
@@ -11,6 +14,7 @@ from explorer.search import FIELDS, SAMPLERS, SearchSpec
 from explorer.search.space import parse_space
 from explorer.search.trial import PRUNERS
 from explorer.tasks import Task, own_data
+from explorer.train_config import TrainConfig
 from ui.links import SHARED, state_value
 from ui.model_config import CFG, DEFAULT_TASK, config_values, current_task, vector_width
 from ui.train_settings import settings_values
@@ -36,7 +40,8 @@ TRAIN_BASE = ("lr", "batch_size", "warmup", "label_smoothing")
 
 
 def base_of_widgets(space_fields) -> dict:
-    """The fixed settings of every trial: the shared config and training widgets' values."""
+    """The fixed settings of every trial: the shared config and training widgets' values for every field
+    not searched (weight_decay, which no widget sets, at its default)."""
     values, train = config_values(CFG), settings_values()
     base = {f: values[f] for f in MODEL_BASE}
     width = vector_width(current_task(CFG))
@@ -45,8 +50,8 @@ def base_of_widgets(space_fields) -> dict:
     base["n_layers"] = values["n_encoder_layers"]
     if "d_model" in space_fields and "d_ff" not in space_fields:
         base.pop("d_ff")  # d_ff follows d_model (2x), as in the sweep
-    base.update({f: train[f] for f in TRAIN_BASE})
-    return base
+    base.update({f: train[f] for f in TRAIN_BASE}, weight_decay=TrainConfig.weight_decay)
+    return {f: v for f, v in base.items() if f not in space_fields}
 
 
 def space_widgets() -> tuple[list[str], list[str]]:
@@ -99,14 +104,16 @@ def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) ->
 
 
 def command_line(spec: SearchSpec) -> str:
-    """The same search from a terminal (its own study: the app's is this visitor's)."""
+    """The same search from a terminal, every fixed setting with it (its own study: the app's is this
+    visitor's)."""
     space = " ".join(f"--space '{d.spec()}'" for d in spec.dims().values())
+    fixed = "".join(f" --set {shlex.quote(f'{k}={v}')}" for k, v in spec.settings().items() if k != "steps")
     extra = "".join(f" --{k} {v}" for k, v, default in (("sampler", spec.sampler, "tpe"),
                                                         ("pruner", spec.pruner, "none"), ("seed", spec.seed, 0))
                     if v != default)
     own = getattr(st.session_state.get(SEARCH_DATA), "name", "FILE.tsv")
-    task = f"--data {own}" if spec.data else f"--task {spec.task}"
-    return f"python -m explorer search {task} --trials {spec.trials} {space} --steps {spec.steps}{extra}"
+    task = f"--data {shlex.quote(own)}" if spec.data else f"--task {spec.task}"
+    return f"python -m explorer search {task} --trials {spec.trials} {space} --steps {spec.steps}{fixed}{extra}"
 
 
 __all__ = ["SEARCH_DATA", "SEARCH_FIELDS", "SEARCH_SPACE", "SEARCH_TRIALS", "SEARCH_STEPS", "SEARCH_SAMPLER",

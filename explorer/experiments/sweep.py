@@ -104,7 +104,8 @@ def search_spec(p: SweepParams):
                   for axis, values in ((p.x_axis, p.x_values), (p.y_axis, p.y_values)))
     return SearchSpec(task=p.task, space=(*space, "seed=" + ",".join(str(s) for s in range(p.seeds))),
                       trials=len(_cells(p)), sampler="grid", metric=p.metric, storage="memory", base=base, data=p.data,
-                      eval_examples=p.eval_examples, keep_runs=False, data_seed_from_trial=True)
+                      eval_examples=p.eval_examples, keep_runs=False, data_seed_from_trial=True,
+                      refuse_invalid=False)
 
 
 def _row(p: SweepParams, trial: dict) -> dict:

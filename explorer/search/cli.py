@@ -1,10 +1,13 @@
 """`python -m explorer search --task PRESET --trials N --space lr=1e-4:1e-2:log --space d_model=16,32,64
-[--steps S] [--workers N | --ray ADDRESS] [--storage sqlite:///FILE] [--json]`.
+[--steps S] [--set FIELD=VALUE ...] [--workers N | --ray ADDRESS] [--storage sqlite:///FILE] [--json]`.
 
 A progress bar goes to stderr; stdout gets a table of the trials and the best one, or with --json one
 object: `driver` ("host:pid"), `trials` (each `number`, `params`, `value`, `state`, `worker` "host:pid",
 `seconds`) and `best` (`params`, `value`, `run`). Running the same command again resumes the study (kept in
-runs/search.db unless --storage says otherwise) and runs only the trials it still lacks.
+runs/search.db unless --storage says otherwise) and runs only the trials it still lacks. The settings not
+searched are the task's recipe, each changed by `--set` (the Search page prints the command that fixes them
+all as it does). A space whose trials cannot run is refused before any (exit 2); a study whose trials all
+failed ends with the first one's reason (exit 1).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import json
 import math
 import os
 import signal
+import sys
 import threading
 
 from explorer.experiments.cli import _Progress as StatusLine
@@ -21,8 +25,8 @@ from explorer.tasks import TASK_PRESETS, own_data
 
 from .driver import run_search
 from .executors import ProcessExecutor, SerialExecutor
-from .space import FIELDS
-from .study import METRICS, SAMPLERS, SearchSpec, best, counts, open_study
+from .space import FIELDS, parse_space, parse_value
+from .study import METRICS, SAMPLERS, SearchSpec, base_settings, best, counts, open_study
 from .trial import PRUNERS
 
 
@@ -41,6 +45,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help=f"a dimension: FIELD=LOW:HIGH[:log] or FIELD=A,B,C (repeatable); FIELD one of "
                         f"{', '.join(FIELDS)}")
     p.add_argument("--steps", type=int, metavar="S", help="training steps per trial (default: the task's recipe)")
+    p.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
+                   help="fix a setting every trial shares (repeatable), e.g. --set n_heads=2 --set warmup=30; "
+                        "the others are the task's recipe")
     p.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="tpe (default), random, or grid")
     p.add_argument("--pruner", default="none", choices=PRUNERS, help="stop poor trials early: median or "
                                                                      "successive halving")
@@ -115,12 +122,38 @@ def task_of(args: argparse.Namespace) -> tuple[str, str]:
     return own_data.OWN, own_file(args.data).text
 
 
+def fixed_settings(task: str, specs: list[str], sets: list[str]) -> dict:
+    """The settings --set fixes, on top of the task's recipe ({} without --set: the recipe itself)."""
+    fixed: dict = {}
+    searched = {text.partition("=")[0].strip() for text in specs}
+    for item in sets:
+        name, sep, text = (part.strip() for part in item.partition("="))
+        if not sep or name not in FIELDS:
+            raise UsageError(f"--set {item!r}: use FIELD=VALUE with FIELD one of {', '.join(FIELDS)}")
+        if name in ("steps", "seed"):
+            raise UsageError(f"--set {name}: give --{name} instead (the study's own {name})")
+        if name in searched:
+            raise UsageError(f"--set {name}: {name} is searched (--space); give it once")
+        if name in fixed:
+            raise UsageError(f"--set {name} is given twice; give each field once")
+        try:
+            fixed[name] = parse_value(name, text)
+        except ValueError as err:
+            raise UsageError(f"--set {err}") from None
+    if not fixed:
+        return {}
+    try:
+        return {**base_settings(task, parse_space(specs)), **fixed}
+    except ValueError:  # a bad space: SearchSpec names it
+        return fixed
+
+
 def run_command(args: argparse.Namespace) -> int:
     task, data = task_of(args)
     try:
         spec = SearchSpec(task=task, data=data, space=tuple(args.space), trials=args.trials, steps=args.steps,
                           sampler=args.sampler, pruner=args.pruner, seed=args.seed, metric=args.metric,
-                          storage=args.storage, study=args.study)
+                          storage=args.storage, study=args.study, base=fixed_settings(task, args.space, args.set))
         study = open_study(spec)
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -145,7 +178,12 @@ def run_command(args: argparse.Namespace) -> int:
                          indent=1, default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v))
     else:
         print(_table(outcome))
-    return 130 if outcome["stopped"] else 0
+    if outcome["stopped"]:
+        return 130
+    if outcome["failure"]:
+        print(f"search: {outcome['failure']}", file=sys.stderr)
+        return 1
+    return 0
 
 
 __all__ = ["add_arguments", "run_command", "executor_for"]

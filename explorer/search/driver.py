@@ -4,9 +4,10 @@ back, and saves every trial's run like any other run.
     outcome = run_search(spec, ProcessExecutor(2), on_record=print, stop=event, owner=None)
     outcome["trials"], outcome["best"]          # the JSON contract (explorer/search/study.py, trial_rows)
 
-Only the driver samples, so the sampler's state lives in one place; trial n trains with seed
-`spec.seed * 10_000 + n`, so the same study seed gives the same trials on every executor. A study
-holding `spec.trials` finished trials runs nothing more: a resumed study runs only the missing ones.
+Only the driver samples, with a sampler seeded per trial (explorer/search/study.py); trial n trains with
+seed `spec.seed * 10_000 + n`, so the same study seed gives the same trials on every executor. A study
+holding `spec.trials` finished trials runs nothing more: a resumed study runs only the missing ones, and
+waits for trials other drivers run (failing them once their heartbeat is stale, and running their place).
 A stop ends the running trials after their current step (they are marked interrupted and run again on
 resume); the finished ones stay.
 """
@@ -34,10 +35,11 @@ from explorer.training import new_state
 
 from .executors import SerialExecutor
 from .space import suggest
-from .study import INTERRUPTED, SearchSpec, best, counts, direction_of, open_study, trial_rows
+from .study import INTERRUPTED, SearchSpec, best, counts, direction_of, fail_stale, failure, open_study, trial_rows
 from .trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
 
 STOP_GRACE_S = 10.0   # after a stop, how long running trials get to notice it
+STALE_CHECK_S = 1.0   # while waiting on other drivers' trials, how often to look for stale ones
 _STATES = {COMPLETE: TrialState.COMPLETE, PRUNED: TrialState.PRUNED}
 
 
@@ -76,6 +78,37 @@ def save_trial_run(payload: dict, name: str, owner: str | None, extra: dict):
     return save_run(name, model.eval(), task.cfg, train_cfg, state.history, extra=extra, owner=owner, state=state)
 
 
+class _Heartbeat:
+    """Optuna's heartbeat (RDB storages) for the trials this driver runs, from a thread of its own (a trial
+    on the SerialExecutor holds the driver's thread): a trial beats when sent, then every interval."""
+
+    def __init__(self, study) -> None:
+        self._storage = study._storage  # noqa: SLF001 - Optuna's storage API
+        self._interval = getattr(self._storage, "get_heartbeat_interval", lambda: None)()
+        self._ids: set[int] = set()
+        self._lock, self.over = threading.Lock(), threading.Event()
+        if self._interval:
+            threading.Thread(target=self._beat, name="search-heartbeat", daemon=True).start()
+
+    def add(self, trial) -> None:
+        if self._interval:
+            self._storage.record_heartbeat(trial._trial_id)  # noqa: SLF001
+            with self._lock:
+                self._ids.add(trial._trial_id)  # noqa: SLF001
+
+    def discard(self, trial) -> None:
+        with self._lock:
+            self._ids.discard(trial._trial_id)  # noqa: SLF001
+
+    def _beat(self) -> None:
+        while not self.over.wait(self._interval):
+            with self._lock:
+                ids = list(self._ids)
+            for trial_id in ids:
+                with contextlib.suppress(Exception):  # a locked file, a lost connection: the next beat
+                    self._storage.record_heartbeat(trial_id)
+
+
 def _record(study, trial, future: Future, owner: str | None, stopping: bool = False) -> None:
     try:
         out = future.result()
@@ -89,8 +122,7 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
     for key in ("worker", "seconds", "error"):
         if out.get(key) not in (None, ""):
             trial.set_user_attr(key, out[key])
-    if out.get("error") == STOPPED:
-        trial.set_user_attr(INTERRUPTED, True)
+    trial.set_user_attr(INTERRUPTED, out.get("error") == STOPPED)  # recorded: finished, unless it was stopped
     if out.get("run") is not None:
         name = safe_name(f"{study.study_name}-t{trial.number}")
         status = {COMPLETE: "finished", PRUNED: "pruned"}.get(out["state"], "diverged")
@@ -101,14 +133,17 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
     study.tell(trial, out["value"] if state == TrialState.COMPLETE else None, state=state)
 
 
-def _launch(study, spec: SearchSpec, executor, dims: dict, driver: str, stop_file: str) -> tuple | None:
+def _launch(study, spec: SearchSpec, executor, dims: dict, driver: str, stop_file: str,
+            heartbeat: _Heartbeat) -> tuple | None:
     """Ask for the next trial and send it, or None when the study needs no more (or no slot is free)."""
     done, running = counts(study)
     if done + running >= spec.trials or not executor.ready():
         return None
     trial = study.ask()
-    params = suggest(trial, dims)
+    heartbeat.add(trial)
+    trial.set_user_attr(INTERRUPTED, True)   # until this driver records it: a crash leaves it unfinished
     trial.set_user_attr("driver", driver)
+    params = suggest(trial, dims)
     peers = (study.get_trials(deepcopy=True, states=(TrialState.COMPLETE, TrialState.PRUNED))
              if spec.pruner != "none" else [])
     return executor.submit(run_trial, trial_spec(spec, trial.number, params, peers, stop_file)), trial
@@ -133,7 +168,7 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
     folder = Path(tempfile.mkdtemp(prefix="explorer-search-"))
     stop_file = str(folder / "stop")
     running: dict[Future, object] = {}
-    stopped_at, over = None, threading.Event()
+    stopped_at, over, heartbeat, looked = None, threading.Event(), _Heartbeat(study), time.monotonic()
     if stop is not None:  # a trial in this very thread (SerialExecutor) sees the stop through the file too
         threading.Thread(target=_watch, args=(stop, over, stop_file), name="search-stop", daemon=True).start()
     if on_record is not None:
@@ -147,7 +182,7 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
                     executor.cancel(future)   # a cluster's tasks are cancelled
             before = len(running)
             while stopped_at is None and len(running) < executor.workers:
-                launched = _launch(study, spec, executor, dims, driver, stop_file)
+                launched = _launch(study, spec, executor, dims, driver, stop_file, heartbeat)
                 if launched is None:
                     break
                 running[launched[0]] = launched[1]
@@ -155,19 +190,27 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
                 on_record(study)
             if not running:
                 done, others = counts(study)
-                if stopped_at is not None or done + others >= spec.trials:
+                if stopped_at is not None or done >= spec.trials:
                     break
-                time.sleep(0.2)  # waiting for a slot of the server's pool
+                time.sleep(0.2)  # waiting for a slot of the server's pool, or for other drivers' trials
+                if others and time.monotonic() - looked > STALE_CHECK_S:
+                    looked = time.monotonic()
+                    fail_stale(study)   # a gone driver's trials fail, and their place runs here
+                    if on_record is not None and counts(study)[1] < others:
+                        on_record(study)
                 continue
             if stopped_at is not None and time.monotonic() - stopped_at > STOP_GRACE_S:
                 break
             finished, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
             for future in finished:
-                _record(study, running.pop(future), future, owner, stopping=stopped_at is not None)
+                trial = running.pop(future)
+                _record(study, trial, future, owner, stopping=stopped_at is not None)
+                heartbeat.discard(trial)
                 if on_record is not None:
                     on_record(study)
     finally:
         over.set()
+        heartbeat.over.set()
         Path(stop_file).touch()
         for future, trial in running.items():  # given up on: not finished, run again on resume
             executor.cancel(future)
@@ -176,8 +219,9 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
                 study.tell(trial, state=TrialState.FAIL)
         executor.close()
         shutil.rmtree(folder, ignore_errors=True)
-    return {"study": study.study_name, "driver": driver, "trials": trial_rows(study), "best": best(study),
-            "stopped": stopped_at is not None}
+    rows = trial_rows(study)
+    return {"study": study.study_name, "driver": driver, "trials": rows, "best": best(study),
+            "stopped": stopped_at is not None, "failure": failure(rows)}
 
 
 __all__ = ["STOP_GRACE_S", "trial_seed", "trial_spec", "save_trial_run", "run_search"]

@@ -64,6 +64,15 @@ def _number(field: str, text: str, typ: type):
     return value
 
 
+def parse_value(field: str, text: str):
+    """One fixed setting's value (`--set field=text`), typed and checked as a space's; ValueError names it."""
+    if field in NAMED:
+        if text not in NAMED[field]:
+            raise ValueError(f"{field}: {text!r} not known; choose from {', '.join(NAMED[field])}")
+        return text
+    return _number(field, text, FIELDS[field][1])
+
+
 def parse_dim(text: str) -> Dim:
     """One `field=...` spec as a Dim; ValueError names the field and what is valid."""
     field, sep, rest = str(text).partition("=")
@@ -141,4 +150,4 @@ def grid_size(space: dict[str, Dim]) -> int:
     return math.prod(len(d.choices) for d in space.values())
 
 
-__all__ = ["FIELDS", "NAMED", "Dim", "parse_dim", "parse_space", "suggest", "grid", "grid_size"]
+__all__ = ["FIELDS", "NAMED", "Dim", "parse_value", "parse_dim", "parse_space", "suggest", "grid", "grid_size"]

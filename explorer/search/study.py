@@ -6,7 +6,11 @@ the runs folder), and what it holds (`trial_rows`, `best`, `importances`).
     trial_rows(study), best(study)
 
 The study's name defaults to the task and a digest of the spec, so running the same command again resumes
-the same study, and `--trials N` means N finished trials in it in all.
+the same study, and `--trials N` means N finished trials in it in all. Each trial's random or TPE sampler
+is seeded from the study's seed and the trial's number (the grid reads its next point off the storage),
+so a resumed study or a second driver never replays a draw, and the same study run the same way proposes
+the same points. A driver keeps a heartbeat for its running trials (Optuna's, in the storage); a trial
+that goes quiet for GRACE_S is failed by whichever driver looks next, on any host, and its place runs again.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ import socket
 import warnings
 from dataclasses import dataclass, field
 
+import numpy as np
 import optuna
 from optuna.trial import TrialState
 
@@ -28,16 +33,22 @@ from explorer.recipes import RECOMMENDED, recommended
 from explorer.runs import runs_dir
 from explorer.tasks import TASKS, own_data
 
+from .check import check_space
 from .space import FIELDS, grid, grid_size, parse_space
 from .trial import PRUNERS
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 logging.getLogger("optuna").propagate = False
+# the heartbeat is experimental in Optuna, and meant for study.optimize: the driver's ask/tell keeps it itself
+warnings.filterwarnings("ignore", message=".*(heartbeat_interval|fail_stale_trials)",
+                        category=optuna.exceptions.ExperimentalWarning)
+warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used with Study.optimize")
 
 SAMPLERS = ("tpe", "random", "grid")
 METRICS = ("val_exact", "val_token_acc", "val_loss")
 STORAGE_FILE = "search.db"
 INTERRUPTED = "interrupted"     # user attr of a trial stopped or abandoned by a crash: not a finished trial
+HEARTBEAT_S, GRACE_S = 10, 60   # a driver's heartbeat for its trials; a trial silent this long is stale
 DEFAULT_METRIC = {"seq2seq": "val_exact", "classify": "val_exact", "lm": "val_loss"}
 
 
@@ -83,6 +94,7 @@ class SearchSpec:
     keep_runs: bool = True            # save every trial's run (the sweep keeps only its numbers)
     data_seed_from_trial: bool = False  # the sweep's: each seed draws its own task data too
     data: str = field(default="", repr=False)   # task "pairs": a teacher's TSV (explorer/tasks/own_data.py)
+    refuse_invalid: bool = True       # False: the sweep's, whose impossible cells are NaN with their reason
 
     def __post_init__(self) -> None:
         own_data.preset_or_pairs(self.task, self.data)  # an unknown task or a refused TSV, named
@@ -92,7 +104,8 @@ class SearchSpec:
                 raise ValueError(f"{name} {value!r} is not known; choose one of {', '.join(valid)}")
         if self.metric is not None and self.metric not in METRICS:
             raise ValueError(f"metric {self.metric!r} is not known; choose one of {', '.join(METRICS)}")
-        for name, value in (("trials", self.trials), ("steps", self.steps or 1), ("eval_examples", self.eval_examples)):
+        for name, value in (("trials", self.trials), ("steps", 1 if self.steps is None else self.steps),
+                            ("eval_examples", self.eval_examples)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
                 raise ValueError(f"{name}={value!r} must be a whole number >= 1")
         if self.sampler == "grid":
@@ -100,6 +113,8 @@ class SearchSpec:
         unknown = sorted(set(self.base) - set(FIELDS))
         if unknown:
             raise ValueError(f"base: unknown field {unknown[0]!r}; choose from {', '.join(FIELDS)}")
+        if self.refuse_invalid:
+            check_space(self)  # before any trial: a space whose trials cannot run is refused, naming why
 
     def dims(self) -> dict:
         return parse_space(self.space)
@@ -142,15 +157,51 @@ class _Grid(optuna.samplers.GridSampler):
         pass
 
 
-def make_sampler(spec: SearchSpec):
+def sampler_seed(study_seed: int, number: int) -> int:
+    """Trial `number`'s sampler seed: its own stream of the study's (numpy's SeedSequence)."""
+    return int(np.random.SeedSequence([study_seed, number]).generate_state(1)[0])
+
+
+def _sampler(spec: SearchSpec, seed: int):
     if spec.sampler == "grid":
-        return _Grid(grid(spec.dims()), seed=spec.seed)
+        return _Grid(grid(spec.dims()), seed=seed)
     if spec.sampler == "random":
-        return optuna.samplers.RandomSampler(seed=spec.seed)
+        return optuna.samplers.RandomSampler(seed=seed)
     # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
     # constant liar keeps parallel workers from being sent the same point
-    return optuna.samplers.TPESampler(seed=spec.seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
                                       constant_liar=True)
+
+
+class _PerTrial(optuna.samplers.BaseSampler):
+    """The spec's random or TPE sampler made afresh for each trial, seeded by sampler_seed: what it learns
+    lives in the storage (the finished trials), so only its random draws depend on the seed, and those now
+    on the trial."""
+
+    def __init__(self, spec: SearchSpec) -> None:
+        self._spec, self._inner = spec, _sampler(spec, spec.seed)
+
+    def before_trial(self, study, trial) -> None:
+        self._inner = _sampler(self._spec, sampler_seed(self._spec.seed, trial.number))
+        self._inner.before_trial(study, trial)
+
+    def infer_relative_search_space(self, study, trial):
+        return self._inner.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study, trial, search_space):
+        return self._inner.sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self._inner.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        self._inner.after_trial(study, trial, state, values)
+
+
+def make_sampler(spec: SearchSpec):
+    # the grid's order is shuffled once by the study's seed and its next point read off the storage, so it
+    # never repeats one: it keeps that seed (a grid shuffled afresh per trial would)
+    return _sampler(spec, spec.seed) if spec.sampler == "grid" else _PerTrial(spec)
 
 
 def _storage(spec: SearchSpec):
@@ -161,7 +212,7 @@ def _storage(spec: SearchSpec):
         raise ValueError(f"storage {url!r} must be sqlite:///FILE (or postgresql:// or mysql://)")
     # WAL and a wait on a locked file: several drivers (and the app's page) share one study file
     args = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {}
-    return optuna.storages.RDBStorage(url, engine_kwargs=args)
+    return optuna.storages.RDBStorage(url, engine_kwargs=args, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
 
 
 def _alive(pid: int) -> bool:
@@ -185,6 +236,14 @@ def _fail_abandoned(study) -> None:
             study._storage.set_trial_state_values(t._trial_id, TrialState.FAIL)  # noqa: SLF001
 
 
+def fail_stale(study) -> None:
+    """Fail the trials whose driver is gone: on this machine at once (its pid), on any host once its
+    heartbeat is GRACE_S old (Optuna's fail_stale_trials). Either way the trial stays marked interrupted
+    (the driver marks a trial so until it records it), so its place is run again."""
+    _fail_abandoned(study)
+    optuna.storages.fail_stale_trials(study)
+
+
 def open_study(spec: SearchSpec):
     """The study, created or loaded; ValueError if a study of that name was made for another search."""
     storage = _storage(spec)
@@ -199,7 +258,7 @@ def open_study(spec: SearchSpec):
         diff = sorted(k for k in key if stored.get(k) != key.get(k))
         raise ValueError(f"study {name!r} was made for another search ({', '.join(diff)} differ); "
                          "give another --study name, or repeat its own settings to resume it")
-    _fail_abandoned(study)
+    fail_stale(study)
     return study
 
 
@@ -223,10 +282,20 @@ def trial_rows(study) -> list[dict]:
     """Every trial as the JSON contract has it: number, params, value, state, worker, seconds (and the
     run it saved, and why it failed)."""
     return [{"number": t.number, "params": dict(t.params), "value": _value(t),
-             "state": "INTERRUPTED" if t.user_attrs.get(INTERRUPTED) else t.state.name,
+             "state": "INTERRUPTED" if t.state.is_finished() and t.user_attrs.get(INTERRUPTED) else t.state.name,
              "worker": t.user_attrs.get("worker"), "seconds": t.user_attrs.get("seconds"),
              "run": t.user_attrs.get("run"), "error": t.user_attrs.get("error", "")}
             for t in study.get_trials(deepcopy=False)]
+
+
+def failure(rows: list[dict]) -> str | None:
+    """Why a study failed when every trial that ended failed (the first one's reason), else None."""
+    ended = [r for r in rows if r["state"] in ("COMPLETE", "PRUNED", "FAIL")]
+    if not ended or any(r["state"] != "FAIL" for r in ended):
+        return None
+    first = ended[0]
+    return (f"all {len(ended)} trial{'s' * (len(ended) > 1)} failed; trial {first['number']}: "
+            f"{first['error'] or 'no reason recorded'}")
 
 
 def best(study) -> dict | None:
@@ -253,5 +322,6 @@ def importances(study) -> dict[str, float]:
         return {}
 
 
-__all__ = ["SAMPLERS", "METRICS", "SearchSpec", "open_study", "default_storage", "direction_of", "base_settings",
-           "make_sampler", "finished", "counts", "trial_rows", "best", "importances", "grid_size"]
+__all__ = ["SAMPLERS", "METRICS", "HEARTBEAT_S", "GRACE_S", "SearchSpec", "open_study", "default_storage",
+           "direction_of", "base_settings", "sampler_seed", "make_sampler", "fail_stale", "finished", "counts",
+           "trial_rows", "failure", "best", "importances", "grid_size"]

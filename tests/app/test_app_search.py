@@ -1,7 +1,9 @@
 """The Search page under AppTest: it renders with Start ready and the command line; a bad space shows an
 error naming the field and keeps Start off; a 2-trial search runs from Start in the server's worker
 processes and shows the history, parallel coordinates and the trials linked to their runs; the best
-trial's "Use this model" picks its run and "Train with these settings" loads its settings for Train.
+trial's "Use this model" picks its run and "Train with these settings" loads its settings for Train; a space
+the fixed settings cannot run is refused before Start, a study whose trials all fail is a failure, and the
+page's "From a terminal" command, run as a process, gives the page's trials exactly.
 AppTest never fires `run_every`: the test waits for the job (rerunning the page only once it has ended:
 reruns during the search would take the cores its trials need) and reruns once. The search is stopped and
 joined at the end. Its worker processes are the server's shared pool, warm when the system tier ran first.
@@ -9,12 +11,17 @@ joined at the end. Its worker processes are the server's shared pool, warm when 
 
 import json
 import os
+import re
+import shlex
+import subprocess
+import sys
 import time
 
 import pytest
 
+from explorer.runs import open_for_resume
 from explorer.search_job import SearchJob
-from tests.app.test_app import assert_ok, open_app
+from tests.app.test_app import ROOT, assert_ok, open_app
 from ui import search_job, search_params
 
 PAGE = "pages/search.py"
@@ -158,3 +165,54 @@ def test_the_fixed_residual_and_attention_scale_reach_every_trial(searches):
     at.button(key="search_start").click().run()
     job = at.session_state[search_job.SEARCH_JOB]
     assert (job.spec.base["residual"], job.spec.base["attn_scale"]) == ("none", "none")
+
+
+def _ended(job) -> None:
+    deadline = time.monotonic() + 300
+    while not job.ended:
+        assert time.monotonic() < deadline, "the search did not end in time"
+        time.sleep(0.2)
+
+
+def test_a_space_the_fixed_settings_cannot_run_is_refused_before_start():
+    at = open_app(PAGE, query={f"{search_params.SEARCH_SPACE}_d_model": "7"})
+    assert any("d_model=7 (with n_heads=4" in e.value and "not divisible by n_heads=4" in e.value
+               for e in at.error), [e.value for e in at.error]
+    assert at.button(key="search_start").disabled
+
+
+def test_a_study_whose_trials_all_fail_is_a_failure_with_the_first_reason(searches):
+    at = open_app(PAGE, query={search_params.SEARCH_FIELDS: "lr", f"{search_params.SEARCH_SPACE}_lr": "1e8, 1e9",
+                               search_params.SEARCH_TRIALS: "1", search_params.SEARCH_STEPS: "10"})
+    at.button(key="search_start").click().run()
+    job = at.session_state[search_job.SEARCH_JOB]
+    _ended(job)
+    at.run()
+    assert_ok(at)
+    assert job.status == "failed" and [r["state"] for r in job.view().rows] == ["FAIL"]
+    assert any(e.value.startswith("All 1 trial failed; trial 0: diverged") for e in at.error), \
+        [e.value for e in at.error]
+    assert not any(i.value.endswith("trials finished.") for i in at.info)
+
+
+def test_the_terminal_command_runs_the_pages_study(searches, tmp_path):
+    # settings other than the recipe's (warmup 4, not 50; 2 heads, not 4) and steps past the warmup
+    at = open_app(PAGE, query={"cfg_n_heads": "2", "train_warmup": "4", search_params.SEARCH_TRIALS: "2",
+                               search_params.SEARCH_STEPS: "12", f"{search_params.SEARCH_SPACE}_d_model": "16, 32"})
+    command = next(m.group(1) for c in at.caption if (m := re.search(r"`(python -m explorer search [^`]*)`", c.value)))
+    assert "--set warmup=4" in command and "--set n_heads=2" in command
+    at.button(key="search_start").click().run()
+    job = at.session_state[search_job.SEARCH_JOB]
+    _ended(job)
+    assert job.status == "finished", job.view().message
+    argv = shlex.split(command)[1:] + ["--json", "--workers", "1", "--storage", f"sqlite:///{tmp_path / 'cli.db'}"]
+    done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)})
+    assert done.returncode == 0, done.stderr[-2000:]
+    cli = json.loads(done.stdout)["trials"]
+    page = job.view().rows
+    assert [(t["number"], t["params"], t["value"], t["state"]) for t in cli] == \
+        [(r["number"], r["params"], r["value"], r["state"]) for r in page]
+    for mine, theirs in zip(page, cli):   # step by step, the same training
+        losses = [[h.loss for h in open_for_resume(t["run"])[3].history] for t in (mine, theirs)]
+        assert losses[0] == losses[1] and len(losses[0]) == 12

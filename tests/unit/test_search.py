@@ -1,7 +1,9 @@
-"""Hyperparameter search: the space refuses bad specs naming the field, a study resumes from its SQLite
-file and runs only the missing trials, a failing trial is recorded as failed while the study goes on,
+"""Hyperparameter search: the space refuses bad specs naming the field, and a space whose trials cannot
+run against the fixed settings before any trial; a study resumes from its SQLite file and runs only the
+missing trials, never repeating a point (each trial's sampler is seeded by its number), nor do two drivers;
+a failing trial is recorded as failed while the study goes on, and a study whose trials all failed fails;
 the pruner stops a trial worse than its peers, trials are saved as resumable runs, the slot pool gates
-the app's trials, and the CLI keeps its JSON contract and its one-line errors.
+the app's trials, and the CLI keeps its JSON contract, its one-line errors and its --set.
 
 Tiny: reversal-fast, 6 steps, 20 validation examples. val_loss is the objective where results
 are compared, as it differs between any two trials (exact match is 0 for all of them this early).
@@ -80,6 +82,69 @@ def test_a_study_resumes_from_its_sqlite_file_and_runs_only_the_missing_trials(t
     assert done["trials"] == again["trials"]   # it holds 3 finished trials: nothing more runs
 
 
+def test_a_resumed_study_never_repeats_a_point_and_runs_as_one_run_would(tmp_path):
+    resumed = tiny(storage=f"sqlite:///{tmp_path / 'resumed.db'}", sampler="random", trials=3)
+    run_search(resumed)
+    points = [t["params"] for t in run_search(resumed.replace(trials=6))["trials"]]
+    assert len({p["lr"] for p in points}) == 6
+    at_once = run_search(tiny(storage="memory", sampler="random", trials=6, keep_runs=False))
+    assert [t["params"] for t in at_once["trials"]] == points   # the same study run the same way
+
+
+def test_tpe_resumed_does_not_repeat_its_random_start(tmp_path):
+    spec = tiny(storage=f"sqlite:///{tmp_path / 'tpe.db'}", trials=2, keep_runs=False)
+    run_search(spec)
+    lrs = [t["params"]["lr"] for t in run_search(spec.replace(trials=4))["trials"]]
+    assert len(set(lrs)) == 4
+
+
+def test_two_drivers_on_one_study_propose_different_points(tmp_path):
+    import threading
+
+    spec = tiny(storage=f"sqlite:///{tmp_path / 'two.db'}", sampler="random", trials=4, steps=2, keep_runs=False)
+    open_study(spec)
+    drivers = [threading.Thread(target=run_search, args=(spec,)) for _ in range(2)]
+    for d in drivers:
+        d.start()
+    for d in drivers:
+        d.join(120)
+    trials = open_study(spec).get_trials()
+    assert len(trials) == 4 and len({t.params["lr"] for t in trials}) == 4
+    assert len({t.user_attrs["driver"] for t in trials}) == 1   # one host:pid, two drivers (threads)
+
+
+@pytest.mark.parametrize(("kw", "says"), [
+    (dict(space=("d_model=7",)), "d_model=7 (with n_heads=4, pos_encoding=sinusoidal), which cannot run: "
+                                  "d_model=7 is not divisible by n_heads=4"),
+    (dict(space=("d_model=16:64",)), "d_model=17 (with n_heads=4"),
+    (dict(space=("n_heads=3,4",), base={"d_model": 16}), "n_heads=3 (with d_model=16"),
+    (dict(space=("pos_encoding=sinusoidal,rope", "d_model=16,24"), base={"n_heads": 8}), "d_model=24, "
+                                                                                         "pos_encoding=rope"),
+    (dict(space=("lr=1e-3:1e-2",), base={"d_model": 30, "n_heads": 4}), "the fixed settings d_model=30, n_heads=4"),
+    (dict(space=("lr=1e-3:1e-2",), steps=0), "steps=0 must be a whole number >= 1"),
+    (dict(space=("batch_size=0:8",)), "batch_size: 0 is out of range"),
+])
+def test_a_space_that_cannot_run_is_refused_before_any_trial(kw, says):
+    with pytest.raises(ValueError) as err:
+        SearchSpec(**{**TINY, "storage": "memory", **kw})
+    assert says in str(err.value)
+
+
+def test_a_space_that_can_run_passes_whatever_its_widths():
+    SearchSpec(**TINY, space=("d_model=16,24", "n_heads=1,2,4,8"), base={})
+    SearchSpec(**TINY, space=("d_model=8:100000",), base={"n_heads": 1})   # one head fits any width, at once
+    SearchSpec(**TINY, space=("pos_encoding=rope,none", "d_model=16,32"), base={"n_heads": 4})
+
+
+def test_a_study_whose_trials_all_fail_fails_with_the_first_reason():
+    spec = SearchSpec(**TINY, space=("lr=1e6,1e8",), trials=2, sampler="grid", storage="memory", keep_runs=False)
+    out = run_search(spec)
+    first = out["trials"][0]
+    assert [t["state"] for t in out["trials"]] == ["FAIL", "FAIL"] and "diverged" in first["error"]
+    assert out["failure"] == f"all 2 trials failed; trial 0: {first['error']}"
+    assert run_search(tiny(storage="memory", keep_runs=False))["failure"] is None
+
+
 def test_a_trial_left_running_by_a_dead_driver_is_run_again(tmp_path):
     spec = tiny(storage=f"sqlite:///{tmp_path / 'study.db'}", trials=1)
     study = open_study(spec)
@@ -98,8 +163,9 @@ def test_a_study_made_for_another_search_is_refused(tmp_path):
 
 
 def test_a_failing_trial_is_recorded_as_failed_and_the_study_goes_on():
+    # the sweep's study, which runs an impossible cell to report it (a search refuses the space instead)
     spec = SearchSpec(**TINY, space=("n_heads=3,4",), trials=2, sampler="grid", storage="memory",
-                      base={"d_model": 16, "n_layers": 1})
+                      base={"d_model": 16, "n_layers": 1}, refuse_invalid=False)
     out = run_search(spec)
     by_heads = {t["params"]["n_heads"]: t for t in out["trials"]}
     assert by_heads[3]["state"] == "FAIL" and "n_heads" in by_heads[3]["error"]   # 16 is not divisible by 3
@@ -204,10 +270,36 @@ def test_the_cli_prints_the_json_contract(tmp_path):
     (["--space", "d_model="], "d_model: no choices"),
     (["--space", "lr=1e-3:1e-2", "--workers", "0"], "--workers 0"),
     (["--space", "lr=1e-3:1e-2", "--ray", "nowhere"], "Ray address 'nowhere'"),
+    (["--space", "d_model=7"], "d_model=7 (with n_heads=4, pos_encoding=sinusoidal), which cannot run"),
+    (["--space", "lr=1e-3:1e-2", "--steps", "0"], "steps=0 must be a whole number >= 1"),
+    (["--space", "lr=1e-3:1e-2", "--set", "n_heads=3"], "the fixed settings d_model=32, n_heads=3"),
+    (["--space", "lr=1e-3:1e-2", "--set", "warmup=a"], "--set warmup: 'a' is not a whole number"),
+    (["--space", "lr=1e-3:1e-2", "--set", "norm=sideways"], "--set norm: 'sideways' not known"),
+    (["--space", "lr=1e-3:1e-2", "--set", "colour=1"], "FIELD one of d_model"),
+    (["--space", "lr=1e-3:1e-2", "--set", "lr=0.1"], "lr is searched"),
+    (["--space", "lr=1e-3:1e-2", "--set", "steps=5"], "give --steps instead"),
 ])
 def test_the_cli_refuses_bad_input_in_one_line_with_status_2(argv, says):
     code, out, err = _cli(*argv)
     assert code == 2 and says in err and err.count("\n") == 1 and "Traceback" not in err and not out
+
+
+def test_set_fixes_the_settings_of_every_trial_and_the_recipe_the_rest(tmp_path):
+    code, out, _ = _cli("--trials", "1", "--space", "lr=1e-3:1e-2:log", "--steps", "6", "--workers", "1", "--json",
+                        "--set", "n_heads=2", "--set", "warmup=3", "--set", "norm=post",
+                        "--storage", f"sqlite:///{tmp_path / 's.db'}")
+    assert code == 0
+    name = json.loads(out)["best"]["run"]
+    run = next(r for r in runs.list_runs() if r.name == name)
+    assert (run.model["n_heads"], run.model["norm"], run.train["warmup"]) == (2, "post", 3)
+    assert (run.model["d_model"], run.train["batch_size"]) == (32, 64)   # reversal-fast's recipe
+
+
+def test_a_study_whose_trials_all_fail_exits_1_naming_the_first_reason(tmp_path):
+    code, out, err = _cli("--trials", "1", "--space", "lr=1e8,1e9", "--steps", "6", "--workers", "1", "--sampler",
+                          "grid", "--storage", f"sqlite:///{tmp_path / 's.db'}")
+    assert code == 1 and "FAIL" in out
+    assert err.splitlines()[-1].startswith("search: all 1 trial failed; trial 0: diverged")
 
 
 def test_an_interrupted_trial_is_not_a_finished_one():
