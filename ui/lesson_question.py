@@ -7,15 +7,16 @@ Experiments page), at the budget the lesson asks for so the verdict can be decid
 
 from __future__ import annotations
 
-import math
-
+import pandas as pd
 import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
 from explorer.figures.architecture import param_breakdown
-from explorer.lessons import LESSONS, Lesson, Question, Reveal, View
-from ui import experiment_job, room, widgets
+from explorer.lessons import LESSONS, Lesson, Question, Reveal, View, in_students_words
+from explorer.lessons.score import class_right, tally
+from explorer.rooms import RoomError
+from ui import experiment_job, owner, presenter, room, widgets
 from ui.frame import live_fragment
 
 CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
@@ -105,8 +106,8 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
     with st.container(border=True):
         st.markdown(f":material/help: **{question.prompt}**")
         label = "The choices" if teacher else "Your prediction"
-        if question.choices:
-            st.radio(label, range(len(question.choices)), format_func=question.choices.__getitem__,
+        if question.choices:   # the value is the choice's canonical index, whatever order it is shown in
+            st.radio(label, choice_order(lesson, index, question, seat), format_func=question.choices.__getitem__,
                      index=None, key=CHOICE, disabled=done or teacher)
         else:
             low, high, step = question.number
@@ -130,6 +131,14 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
             st.caption("Pick an answer and lock it in: the measurement appears only after that.")
     if teacher and seat.state.show_distribution and not done:
         live_fragment(lambda: _class_chart(seat, lesson, index, question), room.POLL_S)
+
+
+def choice_order(lesson: Lesson, index: int, question: Question, seat: room.Seat | None) -> tuple[int, ...]:
+    """The canonical order on the projector (a teacher's tab, presenter view); every other visitor sees
+    their own stable shuffle, so where the right choice sits tells nobody anything."""
+    if (seat is not None and seat.teacher) or presenter.on():
+        return tuple(range(len(question.choices)))
+    return question.order(owner.owner_id(), f"{lesson.id}/{index}")
 
 
 def is_revealed(lesson: Lesson, index: int, seat: room.Seat | None) -> bool:
@@ -160,21 +169,28 @@ def shown(question: Question, value) -> str:
 
 def measured_text(question: Question, reveal: Reveal) -> str:
     if question.choices:
-        return question.choices[reveal.correct[0]] if len(reveal.correct) == 1 else "see below"
+        if len(reveal.correct) == 1:
+            return question.choices[reveal.correct[0]]
+        return "not decided" if not reveal.correct else "see below"
     return "—" if reveal.value is None else shown(question, reveal.value)
 
 
 def judged(question: Question, value, reveal: Reveal) -> str:
+    """What the reveal says of this prediction: from `Question.right`, the decision its sentence states."""
+    right = question.right(value, reveal)
     if question.choices:
-        if not reveal.correct:
-            return ":material/help: The evidence does not decide between the choices."
-        right = int(value) in reveal.correct
-        return ":material/check_circle: Your prediction matches." if right else (
-            ":material/cancel: Not what was measured.")
-    if reveal.value is None or math.isnan(reveal.value):
+        if right is None:
+            return (":material/help: The measurement rules out other choices, not this one; it does not decide "
+                    "between the rest." if reveal.ruled_out else
+                    ":material/help: The evidence does not decide between the choices.")
+        if right:
+            return ":material/check_circle: Your prediction matches."
+        return (":material/cancel: The measurement rules this out." if int(value) in reveal.ruled_out else
+                ":material/cancel: Not what was measured.")
+    if right is None:
         return ":material/help: Nothing measured to compare with."
-    return (":material/check_circle: Within 10% of the measurement." if question.close_enough(float(value),
-            reveal.value) else ":material/cancel: More than 10% away from the measurement.")
+    return (":material/check_circle: Within 10% of the measurement." if right else
+            ":material/cancel: More than 10% away from the measurement.")
 
 
 def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> bool:
@@ -216,7 +232,7 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
         draw(answer.view, f"lesson_reveal_fig_{lesson.id}_{index}", answer.answer)
         if answer.verdict:
             with st.expander("The verdict, with its 95% intervals over seeds"):
-                st.markdown(answer.verdict)
+                st.markdown(in_students_words(answer.verdict))
     return True
 
 
@@ -263,3 +279,54 @@ def _running(question: Question) -> None:
                 st.button("Stop", key=STOP, icon=":material/stop:", on_click=experiment_job.on_stop)
 
     experiment_job.poll(job, body)
+
+
+def _known_answer(lesson: Lesson, index: int, question: Question) -> Reveal | None:
+    """The reveal of a step already revealed: this tab's, else computed from what is stored (no job)."""
+    answer = revealed(lesson, index)
+    if answer is None and question.experiment is None:
+        answer = plain_reveal(lesson.id, index)
+    elif answer is None:
+        outcome = _result(question)
+        answer = None if outcome is None else question.reveal(outcome)
+    return answer
+
+
+def summary(lesson: Lesson, seat: room.Seat | None = None) -> None:
+    """The last step's look back: "you answered N of M right" (M: the revealed questions whose answer
+    decided them), and in a room the class's share right on every revealed question."""
+    student, teacher = seat is not None and not seat.teacher, seat is not None and seat.teacher
+    mine, rows = [], []
+    for index, step in enumerate(lesson.steps):
+        q = step.question
+        shown_here = seat is not None and room.revealed(seat, lesson, index) or (seat is None and here_asked(
+            lesson, index))
+        answer = _known_answer(lesson, index, q) if q is not None and shown_here else None
+        if answer is None:
+            continue
+        row = {"step": index + 1, "question": q.prompt}
+        locked = (room.rooms().prediction(seat.code, seat.member, lesson.id, index) if student and seat.member
+                  else prediction(lesson, index))
+        if not teacher:
+            judged_mine = None if locked is None else q.right(locked, answer)
+            row["you"] = "—" if locked is None else shown(q, locked)
+            row["right?"] = {True: "yes", False: "no", None: "not decided"}[judged_mine]
+            if locked is not None:
+                mine.append((q, locked, answer))
+        if seat is not None:
+            try:
+                right, decided = class_right(q, answer, room.rooms().distribution(seat.code, lesson.id, index))
+            except RoomError:
+                right, decided = 0, 0
+            row["class right"] = f"{right} of {decided}" if decided else "—"
+        rows.append(row)
+    with st.container(border=True, key="lesson_summary"):
+        st.markdown(":material/summarize: **How the predictions went**")
+        if not rows:
+            st.caption("No question of this lesson has been revealed here yet.")
+            return
+        if not teacher:
+            right, decided = tally(mine)
+            st.markdown(f"You answered **{right} of {decided}** right (the revealed questions you predicted "
+                        "whose measurement decided them).")
+        st.dataframe(pd.DataFrame(rows), hide_index=True)

@@ -124,26 +124,30 @@ def chapter_rule(n_layers: int, d_model: int, d_ff: int) -> int:
     return n_layers * (4 * d_model ** 2 + 2 * d_model * d_ff)
 
 
-def reference_table() -> pd.DataFrame:
-    """The chapter's reference configurations with their parameters computed from the configs."""
+RULE = "N(4d²+2d·d_ff)"
+CROSS, EMBEDDINGS = "cross-attention", "embeddings and output"
+
+
+def reference_table(rule: bool = False) -> pd.DataFrame:
+    """The chapter's reference configurations with their parameters computed from the configs; N is the
+    blocks of one stack (the chapter's N). `rule` adds the rule of thumb's N(4d² + 2·d·d_ff)."""
     rows = []
     for p in REFERENCE_PRESETS.values():
         cfg = p.config
-        blocks = (cfg.n_encoder_layers if cfg.uses_encoder else 0) + (cfg.n_decoder_layers if cfg.uses_decoder else 0)
-        story = param_story(cfg)
-        rows.append({"model": p.name, "d_model": cfg.d_model, "heads": cfg.n_heads, "blocks": blocks,
-                     "d_ff": cfg.d_ff, "dropout": cfg.dropout,
-                     "N(4d²+2d·d_ff)": human(chapter_rule(blocks, cfg.d_model, cfg.d_ff)),
-                     "cross-attn": human(story["cross-attention"]),
-                     "embeddings": human(story["embeddings and output"]),
-                     "computed total": human(param_count(cfg)["total"]),
-                     "chapter": p.seed_params or "—"})
+        n = cfg.n_encoder_layers if cfg.uses_encoder else cfg.n_decoder_layers
+        row = {"model": p.name, "d_model": cfg.d_model, "heads": cfg.n_heads, "N": n,
+               "stacks": int(cfg.uses_encoder) + int(cfg.uses_decoder), "d_ff": cfg.d_ff}
+        if rule:
+            row[RULE] = human(chapter_rule(n, cfg.d_model, cfg.d_ff))
+        rows.append({**row, "computed total": human(param_count(cfg)["total"]), "chapter": p.seed_params or "—"})
     return pd.DataFrame(rows)
 
 
 def base_parts() -> dict[str, int]:
-    """Base's parameters split the way the rule counts (the blocks) and what it leaves out."""
-    return param_story(REFERENCE_PRESETS["Base"].config)
+    """Base's parameters split the way the rule counts (the blocks of both stacks) and what it leaves out."""
+    story = param_story(REFERENCE_PRESETS["Base"].config)
+    return {("self-attention and FFN, both stacks" if k == "self-attention and FFN blocks" else k): v
+            for k, v in story.items()}
 
 
 def base_cross_attention() -> int:
@@ -151,7 +155,7 @@ def base_cross_attention() -> int:
     return cfg.n_decoder_layers * attention_params(cfg.d_model)
 
 
-# --- label smoothing: the chapter's formula, its code, and what explorer/losses.py trains against ---------
+# --- label smoothing: the chapter's formula, its code, and what this app's loss trains against ----------
 
 def formula_row(k: int, target: int, eps: float) -> np.ndarray:
     """The chapter's formula as written: (1 - eps)·onehot + eps/K on every one of the K classes."""
@@ -183,7 +187,7 @@ def library_row(k: int, target: int, eps: float, pad: int = 0) -> np.ndarray:
 
 def smoothing_rows(k: int = 8, target: int = 3, eps: float = 0.1) -> dict[str, np.ndarray]:
     return {"chapter's formula": formula_row(k, target, eps), "chapter's code": code_row(k, target, eps),
-            "explorer/losses.py (measured)": library_row(k, target, eps)}
+            "this app's loss (measured)": library_row(k, target, eps)}
 
 
 def smoothing_table(rows: dict[str, np.ndarray], target: int, pad: int = 0) -> pd.DataFrame:
