@@ -7,7 +7,6 @@ Experiments page), at the budget the lesson asks for so the verdict can be decid
 
 from __future__ import annotations
 
-import pandas as pd
 import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result, cache_key
@@ -20,7 +19,7 @@ from ui import experiment_job, owner, presenter, room, widgets
 from ui.frame import live_fragment
 
 CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
-STOP, RERUN = "lesson_stop", "lesson_rerun"
+STOP, RERUN, SUMMARY = "lesson_stop", "lesson_rerun", "lesson_summary"
 REFUSED = "_lesson_refused"           # why the room refused the last lock, said once
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
@@ -294,23 +293,23 @@ def _known_answer(lesson: Lesson, index: int, question: Question) -> Reveal | No
 
 def summary(lesson: Lesson, seat: room.Seat | None = None) -> None:
     """The last step's look back: "you answered N of M right" (M: the revealed questions whose answer
-    decided them), and in a room the class's share right on every revealed question."""
+    decided them), and in a room the class's share right on every revealed question. One line per
+    question, so it wraps in the text column."""
     student, teacher = seat is not None and not seat.teacher, seat is not None and seat.teacher
-    mine, rows = [], []
+    mine, lines = [], []
     for index, step in enumerate(lesson.steps):
         q = step.question
-        shown_here = seat is not None and room.revealed(seat, lesson, index) or (seat is None and here_asked(
-            lesson, index))
+        shown_here = (room.revealed(seat, lesson, index) if seat is not None else here_asked(lesson, index))
         answer = _known_answer(lesson, index, q) if q is not None and shown_here else None
         if answer is None:
             continue
-        row = {"step": index + 1, "question": q.prompt}
-        locked = (room.rooms().prediction(seat.code, seat.member, lesson.id, index) if student and seat.member
-                  else prediction(lesson, index))
+        line = f"- **Step {index + 1}.** {q.prompt}"
         if not teacher:
-            judged_mine = None if locked is None else q.right(locked, answer)
-            row["you"] = "—" if locked is None else shown(q, locked)
-            row["right?"] = {True: "yes", False: "no", None: "not decided"}[judged_mine]
+            locked = (room.rooms().prediction(seat.code, seat.member, lesson.id, index) if student and seat.member
+                      else prediction(lesson, index))
+            verdict = None if locked is None else q.right(locked, answer)
+            line += (" You predicted nothing." if locked is None else f" You: *{shown(q, locked)}*, "
+                     + {True: "right.", False: "not right.", None: "not decided."}[verdict])
             if locked is not None:
                 mine.append((q, locked, answer))
         if seat is not None:
@@ -318,15 +317,15 @@ def summary(lesson: Lesson, seat: room.Seat | None = None) -> None:
                 right, decided = class_right(q, answer, room.rooms().distribution(seat.code, lesson.id, index))
             except RoomError:
                 right, decided = 0, 0
-            row["class right"] = f"{right} of {decided}" if decided else "—"
-        rows.append(row)
-    with st.container(border=True, key="lesson_summary"):
+            line += f" Class: {right} of {decided} right." if decided else " Class: nothing decided."
+        lines.append(line)
+    with st.container(border=True, key=SUMMARY):
         st.markdown(":material/summarize: **How the predictions went**")
-        if not rows:
+        if not lines:
             st.caption("No question of this lesson has been revealed here yet.")
             return
         if not teacher:
             right, decided = tally(mine)
             st.markdown(f"You answered **{right} of {decided}** right (the revealed questions you predicted "
                         "whose measurement decided them).")
-        st.dataframe(pd.DataFrame(rows), hide_index=True)
+        st.markdown("\n".join(lines))

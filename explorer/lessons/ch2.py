@@ -223,8 +223,9 @@ def sizes_view(values: dict) -> View:
     """The question's material: the configurations and their computed totals (the rule's count, and
     base's split by part, come with the reveal)."""
     return View(None, "N is the number of blocks in one stack; base has two stacks, an encoder and a decoder of "
-                "N = 6 each. The computed total counts everything: blocks, cross-attention, embeddings and "
-                "LayerNorms.", table=live.reference_table())
+                "N = 6 each (BERT and GPT have one). d_ff is 4·d_model in every row. The total, computed from the "
+                "config, counts everything: blocks, cross-attention, embeddings and LayerNorms.",
+                table=live.reference_table())
 
 
 def rule_answer(_result=None) -> Reveal:
@@ -232,15 +233,17 @@ def rule_answer(_result=None) -> Reveal:
     check = SeedCheck(
         "the chapter's summary table: N(4d² + 2·d·d_ff) ≈ 65M for base (N = 6).",
         f"6 × (4·512² + 2·512·2048) = {RULE_BASE:,} ≈ {human(RULE_BASE)}. Base has 6 encoder and 6 decoder "
-        f"blocks ({human(2 * RULE_BASE)}), the decoder's cross-attention adds {human(parts[live.CROSS])}, "
+        f"blocks, twice that by the rule ({human(2 * RULE_BASE)}; {human(parts[live.BLOCKS])} with their biases, "
+        f"as the chart counts), the decoder's cross-attention adds {human(parts[live.CROSS])}, "
         f"the shared 37k-token embedding {human(parts[live.EMBEDDINGS])}.",
         f"the 65M, but not the formula: it counts one stack's blocks only. Everything together gives "
         f"{human(sum(parts.values()))}, close to the published 65M.")
     return Reveal(f"6 × (4 × 512² + 2 × 512 × 2048) = **{RULE_BASE:,}**, about **{RULE_BASE / 1e6:.1f} million**: "
                   "less than a third of the 65M the chapter writes next to it.", value=round(RULE_BASE / 1e6, 1),
                   view=View(param_breakdown(parts, "Transformer base: where its parameters are"),
-                            "The rule counts one stack's N blocks; base has two stacks, cross-attention and a "
-                            "37k-token embedding on top.", table=live.reference_table(rule=True), check=check))
+                            "The rule, N(4d² + 2·d·d_ff), counts one stack's N blocks; base has two stacks, "
+                            "cross-attention and a 37k-token embedding on top.", table=live.reference_table(rule=True),
+                            check=check))
 
 
 # 9 -------------------------------------------------------------------------------------------------------

@@ -79,8 +79,9 @@ def test_the_last_step_says_how_many_predictions_were_right():
     _lock_and_reveal(at, wrong)
     text = "\n".join(m.value for m in at.markdown)
     assert "You answered **1 of 2** right" in text
-    table = next(d.value for d in at.dataframe if "right?" in d.value.columns)
-    assert list(table["right?"]) == ["yes", "no"] and list(table["step"]) == [K + 1, LAST + 1]
+    lines = next(m.value for m in at.markdown if m.value.startswith("- **Step")).splitlines()
+    assert [line.split(".**")[0] for line in lines] == [f"- **Step {K + 1}", f"- **Step {LAST + 1}"]
+    assert lines[0].endswith(", right.") and lines[1].endswith(", not right.")
 
 
 def test_in_a_room_the_last_step_shows_the_class_share_right():
@@ -96,5 +97,5 @@ def test_in_a_room_the_last_step_shows_the_class_share_right():
     t.button(key="lesson_reveal").click().run()
     t.run()
     assert_ok(t)
-    table = next(d.value for d in t.dataframe if "class right" in d.value.columns)
-    assert list(table["class right"]) == ["1 of 2"] and "you" not in table.columns   # the teacher predicts nothing
+    lines = next(m.value for m in t.markdown if m.value.startswith("- **Step")).splitlines()
+    assert lines == [f"- **Step {LAST + 1}.** {last.prompt} Class: 1 of 2 right."]   # the teacher predicts nothing

@@ -201,3 +201,18 @@ TOLD = ["shuffled alike", "in its new place", "content alone cannot tell", "left
 def test_no_step_text_tells_its_answer_in_words(lesson_id, k):
     shown = material(LESSONS[lesson_id].steps[k]).lower()
     assert not [t for t in TOLD if t in shown]
+
+
+def test_the_multi_head_step_describes_the_model_its_view_draws():
+    """The notebook's D=16 in 4 heads of 4 is checked; the trained model beside the text is the one it names."""
+    cfg = lesson46_views.order_model()[0].cfg
+    step = LESSONS["lesson46"].steps[0]
+    width = f"d_model {cfg.d_model} in {cfg.n_heads} heads of {cfg.d_model // cfg.n_heads}"
+    assert width in step.text and "D=16 into H=4 heads of 4" in step.text
+    assert f"d_model {cfg.d_model}, {cfg.n_heads} heads of {cfg.d_model // cfg.n_heads}" in step.view({}).caption
+
+
+def test_the_reference_table_counts_n_per_stack_as_the_question_does():
+    base = ch2_views.reference_table(rule=True).set_index("model").loc["Base"]
+    assert base["N"] == 6 and base[ch2_views.RULE] == "18.9M"
+    assert ch2_views.RULE not in ch2_views.reference_table().columns   # the rule's count comes with the reveal
