@@ -1,8 +1,12 @@
 """Predict, then reveal: a step's question, the prediction locked in, and the measured answer beside it.
 
-Nothing of the answer is computed or drawn before the prediction is locked. A reveal that needs an
-experiment nobody has run yet runs it as this session's experiment job (progress and Stop, like the
-Experiments page), at the budget the lesson asks for so the verdict can be decided.
+Nothing of the answer is computed or drawn before the prediction is locked (the step's own view is the
+question's material only, see explorer.lessons.base.Step). Each visitor sees the choices in their own
+stable order; the projector (a teacher's tab, presenter view) the canonical one; a prediction is always
+the choice's canonical index, so a room counts by choice. The last step sums up (`summary`).
+
+A reveal that needs an experiment nobody has run yet runs it as this session's experiment job (progress
+and Stop, like the Experiments page), at the budget the lesson asks for so the verdict can be decided.
 """
 
 from __future__ import annotations

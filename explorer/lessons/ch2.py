@@ -48,16 +48,6 @@ def permutation_view(values: dict) -> View:
                 "reads each order.", table=table)
 
 
-def _permutation_figure(pe: str):
-    sim = live.permutation_check(pe)[0]
-    tokens = [str(t) for t in live.TOKENS]
-    fig = similarity_heatmap(sim, title=f"Encoder outputs: original vs shuffled (PE: {pe})", zmin=-1, zmax=1)
-    fig.update_xaxes(ticktext=[tokens[i] for i in live.SHUFFLE], tickvals=list(range(len(tokens))),
-                     title="shuffled input")
-    fig.update_yaxes(ticktext=tokens, tickvals=list(range(len(tokens))), title="original input")
-    return fig
-
-
 def permutation_answer(_result=None) -> Reveal:
     _, gap, size = live.permutation_check("none")
     with_pe = live.permutation_check("sinusoidal")[1]
@@ -68,7 +58,7 @@ def permutation_answer(_result=None) -> Reveal:
             f"The outputs differ once the shuffle is undone (by up to {gap:.2f}): this encoder is not "
             "permutation-equivariant.")
     return Reveal(text, correct=(PERMUTATION_CHOICES.index(SAME if same else ALL_CHANGE),),
-                  view=View(_permutation_figure("none"), "Cosine similarity between what the encoder gives each "
+                  view=View(live.permutation_figure("none"), "Cosine similarity between what the encoder gives each "
                             "token in the original order and in the shuffled order.",
                             note=f"**Live check:** undoing the shuffle, the two outputs differ by at most "
                                  f"**{gap:.1e}** (outputs are up to {size:.1f} in size). With sinusoidal "

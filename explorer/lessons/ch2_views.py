@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from explorer.config import REFERENCE_PRESETS, ModelConfig, attention_params, human, param_count, param_story
+from explorer.figures.positional import similarity_heatmap
 from explorer.inspect import capture
 from explorer.losses import label_smoothing_loss
 from explorer.model import build_model
@@ -48,6 +49,17 @@ def permutation_check(pos_encoding: str) -> tuple[np.ndarray, float, float]:
     undone[list(SHUFFLE)] = b                                            # row j of b is token SHUFFLE[j]
     unit = lambda m: m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)  # noqa: E731
     return unit(a) @ unit(b).T, float(np.abs(undone - a).max()), float(np.abs(a).max())
+
+
+def permutation_figure(pe: str):
+    """The cosine similarity of permutation_check, rows and columns labelled with their tokens."""
+    sim = permutation_check(pe)[0]
+    tokens = [str(t) for t in TOKENS]
+    fig = similarity_heatmap(sim, title=f"Encoder outputs: original vs shuffled (PE: {pe})", zmin=-1, zmax=1)
+    fig.update_xaxes(ticktext=[tokens[i] for i in SHUFFLE], tickvals=list(range(len(tokens))),
+                     title="shuffled input")
+    fig.update_yaxes(ticktext=tokens, tickvals=list(range(len(tokens))), title="original input")
+    return fig
 
 
 @lru_cache(maxsize=2)

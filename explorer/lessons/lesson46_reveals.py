@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 
 from explorer.evidence import Evidence, one_sample
-from explorer.experiments import Result
+from explorer.experiments import EXPERIMENTS, Result
 from explorer.experiments.base import pct, stat
 from explorer.experiments.norm import DIVERGED, LOSS, MARGIN, POST, PRE, RATIO_P
 
@@ -31,7 +31,7 @@ def _figure(result: Result, index: int = 0, starts: str = "") -> View:
     figs = [f for f in result.figures if (f.layout.title.text or "").startswith(starts)] if starts else []
     figs = figs or list(result.figures[index:index + 1])
     seeds = len(result.samples["seed"].unique())
-    return View(result_figure(figs[0]) if figs else None, f"{result.name}: {seeds} seeds, "
+    return View(result_figure(figs[0]) if figs else None, f"{EXPERIMENTS[result.name].title}: {seeds} seeds, "
                                                           f"{result.seconds:.0f} s to compute")
 
 
