@@ -75,6 +75,8 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
         values = lesson_nav.control_values(step)
         if step.try_it is not None:
             try_it(step, values)
+        if index == len(lesson.steps) - 1:
+            lesson_question.summary(lesson, seat)
     with live:
         shown = step.question is not None and lesson_question.result(lesson, index, step.question, seat)
         try:

@@ -1,25 +1,29 @@
 """Predict, then reveal: a step's question, the prediction locked in, and the measured answer beside it.
 
-Nothing of the answer is computed or drawn before the prediction is locked. A reveal that needs an
-experiment nobody has run yet runs it as this session's experiment job (progress and Stop, like the
-Experiments page), at the budget the lesson asks for so the verdict can be decided.
+Nothing of the answer is computed or drawn before the prediction is locked (the step's own view is the
+question's material only, see explorer.lessons.base.Step). Each visitor sees the choices in their own
+stable order; the projector (a teacher's tab, presenter view) the canonical one; a prediction is always
+the choice's canonical index, so a room counts by choice. The last step sums up (`summary`).
+
+A reveal that needs an experiment nobody has run yet runs it as this session's experiment job (progress
+and Stop, like the Experiments page), at the budget the lesson asks for so the verdict can be decided.
 """
 
 from __future__ import annotations
-
-import math
 
 import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
 from explorer.figures.architecture import param_breakdown
-from explorer.lessons import LESSONS, Lesson, Question, Reveal, View
-from ui import experiment_job, room, widgets
+from explorer.lessons import LESSONS, Lesson, Question, Reveal, View, in_students_words
+from explorer.lessons.score import class_right, tally
+from explorer.rooms import RoomError
+from ui import experiment_job, owner, presenter, room, widgets
 from ui.frame import live_fragment
 
 CHOICE, LOCK, REVEAL, RESULT = "lesson_choice", "lesson_lock", "lesson_reveal", "lesson_result"  # a contract
-STOP, RERUN = "lesson_stop", "lesson_rerun"
+STOP, RERUN, SUMMARY = "lesson_stop", "lesson_rerun", "lesson_summary"
 REFUSED = "_lesson_refused"           # why the room refused the last lock, said once
 PREDICTIONS = "_lesson_predictions"   # (lesson id, step index) -> the locked prediction
 REVEALED = "_lesson_revealed"         # (lesson id, step index) -> Reveal, once revealed
@@ -105,8 +109,8 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
     with st.container(border=True):
         st.markdown(f":material/help: **{question.prompt}**")
         label = "The choices" if teacher else "Your prediction"
-        if question.choices:
-            st.radio(label, range(len(question.choices)), format_func=question.choices.__getitem__,
+        if question.choices:   # the value is the choice's canonical index, whatever order it is shown in
+            st.radio(label, choice_order(lesson, index, question, seat), format_func=question.choices.__getitem__,
                      index=None, key=CHOICE, disabled=done or teacher)
         else:
             low, high, step = question.number
@@ -130,6 +134,14 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
             st.caption("Pick an answer and lock it in: the measurement appears only after that.")
     if teacher and seat.state.show_distribution and not done:
         live_fragment(lambda: _class_chart(seat, lesson, index, question), room.POLL_S)
+
+
+def choice_order(lesson: Lesson, index: int, question: Question, seat: room.Seat | None) -> tuple[int, ...]:
+    """The canonical order on the projector (a teacher's tab, presenter view); every other visitor sees
+    their own stable shuffle, so where the right choice sits tells nobody anything."""
+    if (seat is not None and seat.teacher) or presenter.on():
+        return tuple(range(len(question.choices)))
+    return question.order(owner.owner_id(), f"{lesson.id}/{index}")
 
 
 def is_revealed(lesson: Lesson, index: int, seat: room.Seat | None) -> bool:
@@ -160,21 +172,28 @@ def shown(question: Question, value) -> str:
 
 def measured_text(question: Question, reveal: Reveal) -> str:
     if question.choices:
-        return question.choices[reveal.correct[0]] if len(reveal.correct) == 1 else "see below"
+        if len(reveal.correct) == 1:
+            return question.choices[reveal.correct[0]]
+        return "not decided" if not reveal.correct else "see below"
     return "—" if reveal.value is None else shown(question, reveal.value)
 
 
 def judged(question: Question, value, reveal: Reveal) -> str:
+    """What the reveal says of this prediction: from `Question.right`, the decision its sentence states."""
+    right = question.right(value, reveal)
     if question.choices:
-        if not reveal.correct:
-            return ":material/help: The evidence does not decide between the choices."
-        right = int(value) in reveal.correct
-        return ":material/check_circle: Your prediction matches." if right else (
-            ":material/cancel: Not what was measured.")
-    if reveal.value is None or math.isnan(reveal.value):
+        if right is None:
+            return (":material/help: The measurement rules out other choices, not this one; it does not decide "
+                    "between the rest." if reveal.ruled_out else
+                    ":material/help: The evidence does not decide between the choices.")
+        if right:
+            return ":material/check_circle: Your prediction matches."
+        return (":material/cancel: The measurement rules this out." if int(value) in reveal.ruled_out else
+                ":material/cancel: Not what was measured.")
+    if right is None:
         return ":material/help: Nothing measured to compare with."
-    return (":material/check_circle: Within 10% of the measurement." if question.close_enough(float(value),
-            reveal.value) else ":material/cancel: More than 10% away from the measurement.")
+    return (":material/check_circle: Within 10% of the measurement." if right else
+            ":material/cancel: More than 10% away from the measurement.")
 
 
 def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> bool:
@@ -216,7 +235,7 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
         draw(answer.view, f"lesson_reveal_fig_{lesson.id}_{index}", answer.answer)
         if answer.verdict:
             with st.expander("The verdict, with its 95% intervals over seeds"):
-                st.markdown(answer.verdict)
+                st.markdown(in_students_words(answer.verdict))
     return True
 
 
@@ -263,3 +282,54 @@ def _running(question: Question) -> None:
                 st.button("Stop", key=STOP, icon=":material/stop:", on_click=experiment_job.on_stop)
 
     experiment_job.poll(job, body)
+
+
+def _known_answer(lesson: Lesson, index: int, question: Question) -> Reveal | None:
+    """The reveal of a step already revealed: this tab's, else computed from what is stored (no job)."""
+    answer = revealed(lesson, index)
+    if answer is None and question.experiment is None:
+        answer = plain_reveal(lesson.id, index)
+    elif answer is None:
+        outcome = _result(question)
+        answer = None if outcome is None else question.reveal(outcome)
+    return answer
+
+
+def summary(lesson: Lesson, seat: room.Seat | None = None) -> None:
+    """The last step's look back: "you answered N of M right" (M: the revealed questions whose answer
+    decided them), and in a room the class's share right on every revealed question. One line per
+    question, so it wraps in the text column."""
+    student, teacher = seat is not None and not seat.teacher, seat is not None and seat.teacher
+    mine, lines = [], []
+    for index, step in enumerate(lesson.steps):
+        q = step.question
+        shown_here = (room.revealed(seat, lesson, index) if seat is not None else here_asked(lesson, index))
+        answer = _known_answer(lesson, index, q) if q is not None and shown_here else None
+        if answer is None:
+            continue
+        line = f"- **Step {index + 1}.** {q.prompt}"
+        if not teacher:
+            locked = (room.rooms().prediction(seat.code, seat.member, lesson.id, index) if student and seat.member
+                      else prediction(lesson, index))
+            verdict = None if locked is None else q.right(locked, answer)
+            line += (" You predicted nothing." if locked is None else f" You: *{shown(q, locked)}*, "
+                     + {True: "right.", False: "not right.", None: "not decided."}[verdict])
+            if locked is not None:
+                mine.append((q, locked, answer))
+        if seat is not None:
+            try:
+                right, decided = class_right(q, answer, room.rooms().distribution(seat.code, lesson.id, index))
+            except RoomError:
+                right, decided = 0, 0
+            line += f" Class: {right} of {decided} right." if decided else " Class: nothing decided."
+        lines.append(line)
+    with st.container(border=True, key=SUMMARY):
+        st.markdown(":material/summarize: **How the predictions went**")
+        if not lines:
+            st.caption("No question of this lesson has been revealed here yet.")
+            return
+        if not teacher:
+            right, decided = tally(mine)
+            st.markdown(f"You answered **{right} of {decided}** right (the revealed questions you predicted "
+                        "whose measurement decided them).")
+        st.markdown("\n".join(lines))

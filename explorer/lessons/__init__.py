@@ -14,8 +14,9 @@ computes the missing ones into pretrained/experiments/ (see .cli).
 from __future__ import annotations
 
 from . import ch2, lesson46, module6
-from .base import SHIPPED_RESULTS, Control, Lesson, Question, Reveal, SeedCheck, Step, View
+from .base import SHIPPED_RESULTS, Control, Lesson, Question, Reveal, SeedCheck, Step, View, in_students_words
 
 LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}
 
-__all__ = ["LESSONS", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS"]
+__all__ = ["LESSONS", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS",
+           "in_students_words"]

@@ -8,6 +8,9 @@ page only draws it.
 
 from __future__ import annotations
 
+import hashlib
+import math
+import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,11 +72,13 @@ class Control:
 @dataclass(frozen=True)
 class Reveal:
     """What a question's answer turned out to be. `correct` lists the choices the measurement supports
-    (empty when the evidence decides none: the reveal then says it is inconclusive); for a number
-    question `value` is the measured number."""
+    (empty when the evidence decides none: the reveal then says it is inconclusive); `ruled_out` the
+    choices it excludes even so. The sentence and both come from one decision, so the text never rules
+    out what the marks leave open. For a number question `value` is the measured number."""
 
     answer: str                          # markdown: what was measured, in a sentence or two
     correct: tuple[int, ...] = ()
+    ruled_out: tuple[int, ...] = ()
     value: float | None = None
     view: View = field(default_factory=View)
     verdict: str = ""                    # the experiment's verdict with its intervals, when one ran
@@ -115,12 +120,35 @@ class Question:
     def close_enough(self, prediction: float, measured: float) -> bool:
         return abs(prediction - measured) <= self.tolerance * max(abs(measured), 1e-12)
 
+    def right(self, prediction, reveal: Reveal) -> bool | None:
+        """Whether a locked prediction agrees with the reveal: None when the measurement decides nothing
+        about it (no choice marked and this one not ruled out, or no number measured)."""
+        if self.choices:
+            if int(prediction) in reveal.correct or int(prediction) in reveal.ruled_out:
+                return int(prediction) in reveal.correct
+            return False if reveal.correct else None
+        if reveal.value is None or math.isnan(reveal.value):
+            return None
+        return self.close_enough(float(prediction), reveal.value)
+
+    def order(self, who: str, where: str) -> tuple[int, ...]:
+        """The choices' indices in the order one visitor sees them: shuffled, seeded by who they are and
+        where the question is, so a reload shows the same order and the position says nothing."""
+        seed = int.from_bytes(hashlib.sha256(f"{who}|{where}".encode()).digest()[:8], "big")
+        order = list(range(len(self.choices)))
+        random.Random(seed).shuffle(order)
+        return tuple(order)
+
 
 @dataclass(frozen=True)
 class Step:
     """One screen: a title, a few sentences (markdown), `view(values)` of the controls' values, and
     perhaps a question. `try_it(values)` gives (page url path, query params) of the same view on its
-    own page, where nothing is locked."""
+    own page, where nothing is locked.
+
+    On a question step the text and `view` are the question's material, shown until the reveal: they
+    never give the answer away (no live check's outcome, no measured share on a label). Whatever tells
+    the answer belongs to the reveal's view, which replaces the step's view once revealed."""
 
     title: str
     text: str
@@ -146,4 +174,26 @@ class Lesson:
             raise ValueError(f"lesson {self.id!r} has no steps")
 
 
-__all__ = ["SHIPPED_RESULTS", "SeedCheck", "View", "Control", "Reveal", "Question", "Step", "Lesson"]
+# The seed texts are "seeds" to the project, never to a student: a reveal says "the text".
+_STUDENT_WORDS = (("the seed says", "the text says"), ("the seed predicts", "the text predicts"),
+                  ("the seed's", "the text's"))
+
+
+def in_students_words(text: str) -> str:
+    """An experiment's verdict as a lesson shows it: the seed texts called "the text"."""
+    for project, student in _STUDENT_WORDS:
+        text = text.replace(project, student).replace(project.capitalize(), student.capitalize())
+    return text
+
+
+def result_figure(fig: go.Figure | None) -> go.Figure | None:
+    """An experiment's figure for a lesson: a copy whose legend says "the text predicts"."""
+    if fig is None:
+        return None
+    fig = go.Figure(fig)
+    fig.for_each_trace(lambda t: t.update(name=in_students_words(t.name)) if t.name else None)
+    return fig
+
+
+__all__ = ["SHIPPED_RESULTS", "SeedCheck", "View", "Control", "Reveal", "Question", "Step", "Lesson",
+           "in_students_words", "result_figure"]

@@ -25,10 +25,8 @@ from . import ch2_views as live
 from . import facts
 from .base import Control, Lesson, Question, Reveal, SeedCheck, Step, View
 
-PE = Control("pe", "Positional encoding", ("none", "sinusoidal"), "none", "Add sinusoidal positions, or nothing")
 D_HEAD = Control("d_head", "Head dimension", (8, 16, 32, 64), 16, "Width of one head's queries and keys")
 SEED = Control("seed", "Seed", (0, 1, 2, 3), 0, "Initial weights and the random batch; both stacks share them")
-CHANGED = Control("changed", "Changed position", (1, 2, 3, 4, 5), 3, "Which decoder input token is replaced")
 LAYERS = 12
 # The budget at which exercise 2.3's own setting decides its question (see the report in bench/README.md).
 SMOOTHING = dict(task="reversal-seed", steps=600)
@@ -36,33 +34,42 @@ SMOOTHING = dict(task="reversal-seed", steps=600)
 
 # 1 -------------------------------------------------------------------------------------------------------
 
+SAME, ALL_CHANGE, UNMOVED = ("the same vectors, shuffled the same way", "every output changes",
+                          "the outputs stay in place, unshuffled")
+PERMUTATION_CHOICES = (ALL_CHANGE, SAME, UNMOVED)   # the right one's place says nothing
+
+
 def permutation_view(values: dict) -> View:
-    pe = values.get("pe", "none")
-    sim, gap, size = live.permutation_check(pe)
+    """The question's material: the two orders of the same six tokens."""
     tokens = [str(t) for t in live.TOKENS]
-    shuffled = [tokens[i] for i in live.SHUFFLE]
-    fig = similarity_heatmap(sim, title=f"Encoder outputs: original vs shuffled (PE: {pe})",
-                             zmin=-1, zmax=1)
-    fig.update_xaxes(ticktext=shuffled, tickvals=list(range(len(shuffled))), title="shuffled input")
-    fig.update_yaxes(ticktext=tokens, tickvals=list(range(len(tokens))), title="original input")
-    outcome = ("the same vectors, moved with their tokens" if gap < 1e-4 * size else "different vectors")
-    return View(fig, "Cosine similarity between what a fresh 2-layer encoder gives each token in the original "
-                "order and in a shuffled order of the same tokens.",
-                note=f"**Live check:** undoing the shuffle, the two outputs differ by at most **{gap:.1e}** "
-                     f"(outputs are up to {size:.1f} in size): {outcome}.")
+    table = pd.DataFrame({"position": range(len(tokens)), "original": tokens,
+                          "shuffled": [tokens[i] for i in live.SHUFFLE]})
+    return View(None, "The same six tokens in two orders: a fresh 2-layer encoder without positional encoding "
+                "reads each order.", table=table)
 
 
 def permutation_answer(_result=None) -> Reveal:
     _, gap, size = live.permutation_check("none")
+    with_pe = live.permutation_check("sinusoidal")[1]
     same = gap < 1e-4 * size
-    return Reveal(f"Without positions, every token's output is the same vector in either order (largest "
-                  f"difference {gap:.1e}), just moved to its token's new place: the encoder is permutation-"
-                  "equivariant, so it cannot tell *dog bites man* from *man bites dog*. Switch the encoding to "
-                  "sinusoidal to see the match break.", correct=(0,) if same else (1,),
-                  view=permutation_view({"pe": "none"}))
+    text = (f"Without positions, every token's output is the same vector in either order (largest difference "
+            f"{gap:.1e}), just moved to its token's new place: the encoder is permutation-equivariant, so it "
+            "cannot tell *dog bites man* from *man bites dog*." if same else
+            f"The outputs differ once the shuffle is undone (by up to {gap:.2f}): this encoder is not "
+            "permutation-equivariant.")
+    return Reveal(text, correct=(PERMUTATION_CHOICES.index(SAME if same else ALL_CHANGE),),
+                  view=View(live.permutation_figure("none"), "Cosine similarity between what the encoder gives each "
+                            "token in the original order and in the shuffled order.",
+                            note=f"**Live check:** undoing the shuffle, the two outputs differ by at most "
+                                 f"**{gap:.1e}** (outputs are up to {size:.1f} in size). With sinusoidal "
+                                 f"positions added they differ by up to **{with_pe:.2f}**: order now counts."))
 
 
 # 2 -------------------------------------------------------------------------------------------------------
+
+HIGH, LOW, EVEN = "in the high dimension indices", "in the low dimension indices", "spread evenly over the vector"
+SLOW_CHOICES = (LOW, EVEN, HIGH)
+
 
 def slow_dimensions(_result=None) -> Reveal:
     fast = facts.fastest_dimensions(64)
@@ -70,29 +77,41 @@ def slow_dimensions(_result=None) -> Reveal:
     slow_high = int(np.argmax(period)) >= 32
     return Reveal(f"Dimension pair i turns at frequency 1/10000^(2i/d_model), which shrinks as i grows: dimension "
                   f"0 repeats every **{period[0]:.1f}** positions, dimension 63 only every **{period[-1]:,.0f}**. "
-                  "So the slow waves sit at the high indices. Together the columns work like the hands of a "
-                  "clock: fast ones tell neighbours apart, slow ones say roughly where in a long sequence a "
-                  "token is.", correct=(0,) if slow_high else (1,),
+                  f"So the slow waves sit at the {'high' if slow_high else 'low'} indices. Together the columns "
+                  "work like the hands of a clock: fast ones tell neighbours apart, slow ones say roughly where "
+                  "in a long sequence a token is.", correct=(SLOW_CHOICES.index(HIGH if slow_high else LOW),),
                   view=dataclasses.replace(fast.view, check=None))
 
 
 # 3 -------------------------------------------------------------------------------------------------------
 
+ONLY_K, BOTH = "only on the offset k", "on both pos and k"
+OFFSET_CHOICES = (BOTH, ONLY_K)
+
+
 def offset_view(values: dict) -> View:
+    """The question's material: one starting position's curve; the others come with the reveal."""
     d = int(values.get("d_model", 64))
-    fig = line_chart(live.offset_dots(d), title="PE(pos) · PE(pos + k) against the offset k", x_title="offset k",
-                     y_title="dot product", dashed=True)
-    return View(fig, "One curve per starting position pos: how similar a position's vector is to the one k "
-                "places further on.")
+    first = dict(list(live.offset_dots(d).items())[:1])
+    return View(line_chart(first, title=f"PE(0) · PE(k) against the offset k, d_model {d}", x_title="offset k",
+                           y_title="dot product"),
+                "How similar position 0's vector is to the one k places further on. Would a curve started at "
+                "position 10, 30 or 60 look the same?")
 
 
 def offset_answer(_result=None) -> Reveal:
     gap, span = live.offset_spread(64)
-    return Reveal(f"The four curves coincide: at any offset they differ by at most **{gap:.1e}** while the dot "
-                  f"product itself ranges over {span:.1f}. Each sin/cos pair is a point on a circle turned by "
-                  "an angle proportional to pos, and the dot product of two such points depends only on the "
-                  "angle between them, that is on k: relative position is readable from absolute encodings.",
-                  correct=(0,) if gap < 1e-6 * span else (1,), view=offset_view({"d_model": 64}))
+    only_k = gap < 1e-6 * span
+    fig = line_chart(live.offset_dots(64), title="PE(pos) · PE(pos + k) against the offset k", x_title="offset k",
+                     y_title="dot product", dashed=True)
+    text = (f"The four curves coincide: at any offset they differ by at most **{gap:.1e}** while the dot product "
+            f"itself ranges over {span:.1f}. Each sin/cos pair is a point on a circle turned by an angle "
+            "proportional to pos, and the dot product of two such points depends only on the angle between them, "
+            "that is on k: relative position is readable from absolute encodings." if only_k else
+            f"The curves differ by up to {gap:.2f} (the dot product ranges over {span:.1f}): it depends on pos too.")
+    return Reveal(text, correct=(OFFSET_CHOICES.index(ONLY_K if only_k else BOTH),),
+                  view=View(fig, "One curve per starting position pos: how similar a position's vector is to the "
+                                 "one k places further on."))
 
 
 # 4 -------------------------------------------------------------------------------------------------------
@@ -114,22 +133,28 @@ def rope_view(values: dict) -> View:
 # 5 -------------------------------------------------------------------------------------------------------
 
 def block_view(values: dict) -> View:
-    d = int(values.get("d_model", 64))
-    parts = facts.block_parameters(d, 4 * d)
-    return View(param_breakdown(parts, f"One encoder block, d_model {d}, d_ff {4 * d}: {sum(parts.values()):,} "
-                                "parameters"),
-                "Self-attention has four d×d projections (Q, K, V, output); the FFN two matrices d×d_ff and "
-                "d_ff×d; each LayerNorm a scale and a shift per dimension. Biases included.")
+    """The question's material: the block's weights and their shapes, without their counts."""
+    table = pd.DataFrame([
+        {"sublayer": "self-attention", "weights": "W_Q, W_K, W_V, W_O", "each": "d × d, bias d"},
+        {"sublayer": "feed-forward", "weights": "W₁", "each": "d × d_ff, bias d_ff"},
+        {"sublayer": "feed-forward", "weights": "W₂", "each": "d_ff × d, bias d"},
+        {"sublayer": "two LayerNorms", "weights": "scale, shift", "each": "d"},
+    ])
+    return View(None, "What one encoder block learns, in terms of d (d_model) and d_ff: count them before you "
+                "reveal.", table=table)
 
 
 def ffn_share(_result=None) -> Reveal:
     parts = facts.block_parameters(512, 2048)
     share = 100 * parts["feed-forward"] / sum(parts.values())
     rule = live.encoder_block_shares(512, 2048)
+    fig = param_breakdown(parts, f"One encoder block, d_model 512, d_ff 2048: {sum(parts.values()):,} parameters")
     return Reveal(f"At d_model 512 and d_ff 2048 the FFN holds **{parts['feed-forward']:,}** of the block's "
                   f"{sum(parts.values()):,} parameters: **{share:.1f}%**. Without biases the chapter's rule gives "
                   f"{rule['feed-forward']:,} (8d²) against {rule['attention']:,} (4d²): two thirds.",
-                  value=round(share, 1), view=block_view({"d_model": 128}))
+                  value=round(share, 1), view=View(fig, "Self-attention has four d×d projections (Q, K, V, output); "
+                                                        "the FFN two matrices d×d_ff and d_ff×d; each LayerNorm a "
+                                                        "scale and a shift per dimension. Biases included."))
 
 
 # 6 -------------------------------------------------------------------------------------------------------
@@ -149,27 +174,34 @@ def gradient_view(values: dict) -> View:
 
 # 7 -------------------------------------------------------------------------------------------------------
 
+LATER, EVERY, ONLY_3 = "positions 3 and later only", "every position", "position 3 only"
+CAUSAL_CHOICES = (EVERY, ONLY_3, LATER)
+CHANGED_AT = 3   # the question's position
+
+
 def causal_view(values: dict) -> View:
-    changed = int(values.get("changed", 3))
-    delta, pattern, labels = live.causal_check(changed)
+    _, pattern, labels = live.causal_check(CHANGED_AT)
     mask = np.tril(np.ones_like(pattern, dtype=bool))
     fig = attention_heatmap(pattern, labels, labels, "Decoder layer 0, head 0: masked self-attention", mask=mask)
-    before = float(delta[:changed].max())
     return View(fig, "Query t may look at keys 0..t only (grey: masked). Cross-attention, the second sublayer, "
-                "then takes its queries from here and its keys and values from the encoder's output.",
-                note=f"**Live check:** replacing the input token at position {changed}, the logits at positions "
-                     f"0-{changed - 1} change by at most **{before:.1e}**; from position {changed} on by up to "
-                     f"**{float(delta[changed:].max()):.2f}**.")
+                "then takes its queries from here and its keys and values from the encoder's output.")
 
 
 def causal_answer(_result=None) -> Reveal:
-    delta, _, _ = live.causal_check(3)
-    earlier_fixed = float(delta[:3].max()) < 1e-6
-    later = bool((delta[3:] > 1e-4).all())
-    return Reveal(f"Only positions 3 and later change (by up to {float(delta[3:].max()):.2f}); positions 0-2 "
-                  f"move by at most {float(delta[:3].max()):.1e}. In training every position predicts its next "
-                  "token at once, and the mask keeps each prediction from reading the answer.",
-                  correct=(0,) if earlier_fixed and later else (), view=causal_view({"changed": 3}))
+    delta, _, _ = live.causal_check(CHANGED_AT)
+    before, after = float(delta[:CHANGED_AT].max()), delta[CHANGED_AT:]
+    earlier_fixed, later = before < 1e-6, bool((after > 1e-4).all())
+    picked = (LATER,) if earlier_fixed and later else (EVERY,) if not earlier_fixed and later else ()
+    text = (f"Only positions 3 and later change (by up to {float(after.max()):.2f}); positions 0-2 move by at most "
+            f"{before:.1e}. In training every position predicts its next token at once, and the mask keeps each "
+            "prediction from reading the answer." if picked == (LATER,) else
+            f"Positions 0-2 move by up to {before:.1e} and later ones by up to {float(after.max()):.2f}"
+            + (": every position changes." if picked else ": none of the choices describes it."))
+    note = (f"**Live check:** replacing the input token at position {CHANGED_AT}, the logits at positions "
+            f"0-{CHANGED_AT - 1} change by at most **{before:.1e}**; from position {CHANGED_AT} on by up to "
+            f"**{float(after.max()):.2f}**.")
+    return Reveal(text, correct=tuple(CAUSAL_CHOICES.index(c) for c in picked),
+                  view=dataclasses.replace(causal_view({}), note=note))
 
 
 # 8 -------------------------------------------------------------------------------------------------------
@@ -178,23 +210,30 @@ RULE_BASE = live.chapter_rule(6, 512, 2048)
 
 
 def sizes_view(values: dict) -> View:
+    """The question's material: the configurations and their computed totals (the rule's count, and
+    base's split by part, come with the reveal)."""
+    return View(None, "N is the number of blocks in one stack; base has two stacks, an encoder and a decoder of "
+                "N = 6 each (BERT and GPT have one). d_ff is 4·d_model in every row. The total, computed from the "
+                "config, counts everything: blocks, cross-attention, embeddings and LayerNorms.",
+                table=live.reference_table())
+
+
+def rule_answer(_result=None) -> Reveal:
     parts = live.base_parts()
     check = SeedCheck(
         "the chapter's summary table: N(4d² + 2·d·d_ff) ≈ 65M for base (N = 6).",
         f"6 × (4·512² + 2·512·2048) = {RULE_BASE:,} ≈ {human(RULE_BASE)}. Base has 6 encoder and 6 decoder "
-        f"blocks ({human(2 * RULE_BASE)}), the decoder's cross-attention adds {human(parts['cross-attention'])}, "
-        f"the shared 37k-token embedding {human(parts['embeddings and output'])}.",
+        f"blocks, twice that by the rule ({human(2 * RULE_BASE)}; {human(parts[live.BLOCKS])} with their biases, "
+        f"as the chart counts), the decoder's cross-attention adds {human(parts[live.CROSS])}, "
+        f"the shared 37k-token embedding {human(parts[live.EMBEDDINGS])}.",
         f"the 65M, but not the formula: it counts one stack's blocks only. Everything together gives "
         f"{human(sum(parts.values()))}, close to the published 65M.")
-    return View(param_breakdown(parts, "Transformer base: where its parameters are"),
-                "The rule of thumb counts self-attention and FFN blocks; cross-attention, embeddings and "
-                "LayerNorms come on top.", table=live.reference_table(), check=check)
-
-
-def rule_answer(_result=None) -> Reveal:
     return Reveal(f"6 × (4 × 512² + 2 × 512 × 2048) = **{RULE_BASE:,}**, about **{RULE_BASE / 1e6:.1f} million**: "
                   "less than a third of the 65M the chapter writes next to it.", value=round(RULE_BASE / 1e6, 1),
-                  view=sizes_view({}))
+                  view=View(param_breakdown(parts, "Transformer base: where its parameters are"),
+                            "The rule, N(4d² + 2·d·d_ff), counts one stack's N blocks; base has two stacks, "
+                            "cross-attention and a 37k-token embedding on top.", table=live.reference_table(rule=True),
+                            check=check))
 
 
 # 9 -------------------------------------------------------------------------------------------------------
@@ -208,11 +247,11 @@ def smoothing_view(values: dict) -> View:
     vocab = ["<pad>"] + [str(i) for i in range(1, K)]
     table = live.smoothing_table(rows, GOLD)
     check = SeedCheck(
-        "§2.7.3's formula y = (1 − ε)·y_onehot + ε/K, against the class in its own code, which fills ε/(K − 2), "
-        "writes 1 − ε on the target and 0 on padding.",
+        "the chapter's label-smoothing formula y = (1 − ε)·y_onehot + ε/K, against the class in its own code, "
+        "which fills ε/(K − 2), writes 1 − ε on the target and 0 on padding.",
         f"for K = {K}, ε = {EPS}: the formula puts {formula[GOLD]:.4f} on the target "
-        f"and {formula[0]:.4f} on padding; the code {1 - EPS:.4f} and 0. Both rows sum to 1. explorer/losses.py, "
-        "measured from its loss, trains against the code's row.",
+        f"and {formula[0]:.4f} on padding; the code {1 - EPS:.4f} and 0. Both rows sum to 1. This app's loss, "
+        "measured, trains against the code's row.",
         "the code: the formula as printed lends probability to padding, a token the model must never output, "
         "and gives the target 1 − ε + ε/K rather than 1 − ε. The text should read ε/(K − 2) on every class but "
         "the target and padding.")
@@ -229,7 +268,7 @@ def reversal_examples(values: dict) -> View:
     rows = [task.example("val", i) for i in range(4)]
     vocab = len(task.vocab)
     table = pd.DataFrame([{"source": " ".join(task.tokens(s)), "target": " ".join(task.tokens(t))} for s, t in rows])
-    return View(None, "Exercise 2.3's task: reverse 10 to 20 integers from 1 to 100 (the `reversal-seed` task).",
+    return View(None, "Exercise 2.3's task: reverse 10 to 20 integers from 1 to 100.",
                 table=table, note=f"A model that matched the smoothed target exactly would have an output entropy "
                 f"of {target_entropy(0.1, vocab):.2f} nats at ε = 0.1 (vocabulary of {vocab} tokens), and 0 "
                 "with hard targets. Does training get there?")
@@ -252,14 +291,11 @@ LESSON = Lesson(
     "smoothing, attention maps and beam search.",
     (
         Step("Why order needs positional encoding",
-             "Self-attention compares every token with every other by content alone. Shuffle the input and each "
-             "token meets the same partners, so it gets the same output, in its new place: the layer is "
-             "*permutation-equivariant*. Order has to be written into the vectors.",
-             permutation_view, (PE,),
+             "Self-attention compares every token with every other by content alone: nothing in its formula says "
+             "where a token sits. What does that mean when the same tokens come in another order?",
+             permutation_view, (),
              Question("An encoder without positional encoding reads six tokens, then the same six shuffled. "
-                      "What happens to its outputs?", permutation_answer,
-                      choices=("the same vectors, shuffled the same way", "every output changes",
-                               "the outputs stay in place, unshuffled"))),
+                      "What happens to its outputs?", permutation_answer, choices=PERMUTATION_CHOICES)),
         Step("The sinusoidal encoding",
              "The original paper adds a fixed vector to each position's embedding:\n\n"
              "$$PE_{(pos,\\,2i)} = \\sin(pos / 10000^{2i/d_{model}})$$\n\n"
@@ -267,14 +303,13 @@ LESSON = Lesson(
              "Exercise 2.1 draws it for d_model 64 and positions 0-99.",
              facts.pe_view, (facts.D_MODEL, facts.POSITIONS),
              Question("Where do the slowly varying (low-frequency) sinusoids sit?", slow_dimensions,
-                      choices=("in the high dimension indices", "in the low dimension indices",
-                               "spread evenly over the vector")), try_it=facts.pe_try_it),
+                      choices=SLOW_CHOICES), try_it=facts.pe_try_it),
         Step("Relative position from absolute encodings",
              "The model only ever sees absolute positions. Yet the dot product of two encodings could still "
              "tell it how far apart they are, if it depends on the distance alone.",
              offset_view, (facts.D_MODEL,),
              Question("Does PE(pos) · PE(pos + k) depend on pos, or only on the offset k?", offset_answer,
-                      choices=("only on the offset k", "on both pos and k")),
+                      choices=OFFSET_CHOICES),
              try_it=lambda v: ("positional", {"pe_type": "sinusoidal", "pe_d_model": str(v.get("d_model", 64))})),
         Step("Learned positions and RoPE",
              "BERT and GPT-2 learn a table with one vector per position instead: flexible, but it stops at "
@@ -287,16 +322,18 @@ LESSON = Lesson(
              "Each block has two sublayers, each wrapped in a residual add and a LayerNorm: self-attention, where "
              "every token sees every other, and a feed-forward network, max(0, xW₁ + b₁)W₂ + b₂, applied to each "
              "position on its own. The FFN is usually four times wider than the model.",
-             block_view, (facts.D_MODEL,),
+             block_view, (),
              Question("With d_ff = 4·d_model (512 and 2048), what share of one encoder block's parameters is the "
                       "feed-forward network?", ffn_share, number=(0.0, 100.0, 1.0), unit="%")),
         Step("Pre-LN and Post-LN",
              "The 2017 paper normalises after the residual add, LayerNorm(x + f(x)) (Post-LN); GPT-2 and LLaMA "
              "normalise the sublayer's input, x + f(LayerNorm(x)) (Pre-LN). Exercise 2.2 compares the gradient "
              "norm of each layer of a 12-layer stack at initialisation; the experiment then trains deep stacks of "
-             "both kinds without the warmup Post-LN is said to need.",
+             "both kinds without the warmup Post-LN is said to need, on a small test of order: is vector A "
+             "before vector B among noise vectors (the *order task*)?",
              gradient_view, (SEED,),
-             Question("Ten-block stacks learn the order task at lr 0.01 with no warmup. Which of them trains?",
+             Question("Ten-block stacks learn the order task (is A before B?) at lr 0.01 with no warmup. Which "
+                      "of them trains?",
                       answers.pre_post_ln, choices=("Pre-LN trains, Post-LN stays stuck", "Post-LN trains, Pre-LN "
                                                     "stays stuck", "both train"), experiment="pre-post-ln"),
              try_it=lambda v: ("gradients", {"grad_layers": str(LAYERS), "grad_seed": str(v.get("seed", 0))})),
@@ -304,13 +341,13 @@ LESSON = Lesson(
              "The decoder block has three sublayers: masked self-attention over the output so far, cross-"
              "attention to the encoder (queries from the decoder, keys and values from the encoder), and the "
              "FFN. The mask stops each position from reading the tokens after it.",
-             causal_view, (CHANGED,),
+             causal_view, (),
              Question("Replace the decoder's input token at position 3. Which of its outputs change?",
-                      causal_answer, choices=("positions 3 and later only", "every position",
-                                              "position 3 only"))),
+                      causal_answer, choices=CAUSAL_CHOICES)),
         Step("How big: the reference sizes",
              "The chapter's table lists configurations from Small to GPT-3, with a rule of thumb for the total: "
-             "N(4d² + 2·d·d_ff). Here every row is computed from its config.",
+             "N(4d² + 2·d·d_ff), where N counts the blocks of one stack. Here every row is computed from its "
+             "config.",
              sizes_view, (),
              Question("How many parameters does N(4d² + 2·d·d_ff) give for base (N = 6, d = 512, d_ff = 2048)?",
                       rule_answer, number=(0.0, 200.0, 0.1), unit="million"),
@@ -353,7 +390,7 @@ LESSON = Lesson(
              None, (),
              Question("Trained on lengths 4-8, how many sequences of lengths 9-16 does the sinusoidal model "
                       "reverse exactly?", answers.pe_types,
-                      choices=("most of them (over 50%)", "almost none (under 10%)", "some (10-50%)"),
+                      choices=answers.PE_TYPES_CHOICES,
                       experiment="pe-types"),
              try_it=lambda v: ("experiments", {"exp_name": "pe-types"})),
     ))

@@ -6,13 +6,15 @@ from __future__ import annotations
 from explorer.evidence import Claim, weigh
 from explorer.experiments import Result
 
-from .base import Reveal, SeedCheck, View
+from .base import Reveal, SeedCheck, View, result_figure
 
 INCONCLUSIVE = "The measurement does not decide this question at this budget, so no choice is marked right."
+NONE_OF_THEM, MOST, SOME = "almost none (under 10%)", "most of them (over 50%)", "some (10-50%)"
+PE_TYPES_CHOICES = (NONE_OF_THEM, SOME, MOST)
 
 
 def _figure(result: Result, index: int):
-    return result.figures[index] if len(result.figures) > index else None
+    return result_figure(result.figures[index]) if len(result.figures) > index else None
 
 
 def _evidence(result: Result, metric: str, condition: str):
@@ -81,28 +83,30 @@ def decoding(result: Result | None) -> Reveal:
 
 
 def pe_types(result: Result | None) -> Reveal:
-    """Choices: 0 yes, most longer sequences exactly right (> 50%), 1 no, it fails (< 10%), 2 in between."""
+    """Choices: PE_TYPES_CHOICES, by the share of longer sequences reversed exactly."""
     if result is None:
         return Reveal("No result yet: run the experiment.")
     e = _evidence(result, "exact (longer)", "sinusoidal")
     if e is None or result.partial or e.holds is None:
-        correct = ()
+        picked = None
     elif e.holds:
-        correct = (0,)
+        picked = MOST
     else:
         low, high = e.interval
-        correct = (1,) if high < 0.1 else (2,) if low > 0.1 else ()
+        picked = NONE_OF_THEM if high < 0.1 else SOME if low > 0.1 else None
+    correct = () if picked is None else (PE_TYPES_CHOICES.index(picked),)
     n = result.params.get("max_len", 8)
     mean = "not measured" if e is None else f"{100 * e.estimate:.0f}%"
     text = (f"Trained on lengths {result.params.get('min_len', 4)}-{n}, the sinusoidal model reverses "
             f"**{mean}** of the sequences of lengths {n + 1}-{2 * n} exactly. ")
-    text += {(0,): "It generalises, as the chapter says.",
-             (1,): "It does not: being *defined* at every position is not the same as having *learned* what to "
-                   "do there.",
-             (2,): "Some, but far from most."}.get(correct, INCONCLUSIVE)
+    text += {MOST: "It generalises, as the chapter says.",
+             NONE_OF_THEM: "It does not: being *defined* at every position is not the same as having *learned* "
+                           "what to do there.",
+             SOME: "Some, but far from most."}.get(picked, INCONCLUSIVE)
     check = None
-    if correct in ((1,), (2,)):
-        check = SeedCheck("the chapter (§2.2.2 and its summary): sinusoidal PE \"generalises to unseen lengths\".",
+    if picked in (NONE_OF_THEM, SOME):
+        check = SeedCheck("the chapter (its section on positions and its summary): sinusoidal PE \"generalises "
+                          "to unseen lengths\".",
                           f"on reversal, trained at lengths up to {n}, exact match on lengths {n + 1}-{2 * n}: "
                           f"{mean} (see the verdict).",
                           "the measurement, for this task and budget: the formula gives every position a vector, "

@@ -11,6 +11,7 @@ import pandas as pd
 import torch
 
 from explorer.config import REFERENCE_PRESETS, ModelConfig, attention_params, human, param_count, param_story
+from explorer.figures.positional import similarity_heatmap
 from explorer.inspect import capture
 from explorer.losses import label_smoothing_loss
 from explorer.model import build_model
@@ -48,6 +49,17 @@ def permutation_check(pos_encoding: str) -> tuple[np.ndarray, float, float]:
     undone[list(SHUFFLE)] = b                                            # row j of b is token SHUFFLE[j]
     unit = lambda m: m / np.maximum(np.linalg.norm(m, axis=1, keepdims=True), 1e-12)  # noqa: E731
     return unit(a) @ unit(b).T, float(np.abs(undone - a).max()), float(np.abs(a).max())
+
+
+def permutation_figure(pe: str):
+    """The cosine similarity of permutation_check, rows and columns labelled with their tokens."""
+    sim = permutation_check(pe)[0]
+    tokens = [str(t) for t in TOKENS]
+    fig = similarity_heatmap(sim, title=f"Encoder outputs: original vs shuffled (PE: {pe})", zmin=-1, zmax=1)
+    fig.update_xaxes(ticktext=[tokens[i] for i in SHUFFLE], tickvals=list(range(len(tokens))),
+                     title="shuffled input")
+    fig.update_yaxes(ticktext=tokens, tickvals=list(range(len(tokens))), title="original input")
+    return fig
 
 
 @lru_cache(maxsize=2)
@@ -124,26 +136,29 @@ def chapter_rule(n_layers: int, d_model: int, d_ff: int) -> int:
     return n_layers * (4 * d_model ** 2 + 2 * d_model * d_ff)
 
 
-def reference_table() -> pd.DataFrame:
-    """The chapter's reference configurations with their parameters computed from the configs."""
+RULE = "rule"   # N(4d² + 2·d·d_ff): the header stays short so the table fits its column
+BLOCKS, CROSS, EMBEDDINGS = "self-attention and FFN, both stacks", "cross-attention", "embeddings and output"
+
+
+def reference_table(rule: bool = False) -> pd.DataFrame:
+    """The chapter's reference configurations with their parameters computed from the configs; N is the
+    blocks of one stack (the chapter's N); d_ff is 4·d_model in every row, so it is left out.
+    `rule` adds the rule of thumb's N(4d² + 2·d·d_ff)."""
     rows = []
     for p in REFERENCE_PRESETS.values():
         cfg = p.config
-        blocks = (cfg.n_encoder_layers if cfg.uses_encoder else 0) + (cfg.n_decoder_layers if cfg.uses_decoder else 0)
-        story = param_story(cfg)
-        rows.append({"model": p.name, "d_model": cfg.d_model, "heads": cfg.n_heads, "blocks": blocks,
-                     "d_ff": cfg.d_ff, "dropout": cfg.dropout,
-                     "N(4d²+2d·d_ff)": human(chapter_rule(blocks, cfg.d_model, cfg.d_ff)),
-                     "cross-attn": human(story["cross-attention"]),
-                     "embeddings": human(story["embeddings and output"]),
-                     "computed total": human(param_count(cfg)["total"]),
-                     "chapter": p.seed_params or "—"})
+        n = cfg.n_encoder_layers if cfg.uses_encoder else cfg.n_decoder_layers
+        row = {"model": p.name, "d_model": cfg.d_model, "N": n}
+        if rule:
+            row[RULE] = human(chapter_rule(n, cfg.d_model, cfg.d_ff))
+        rows.append({**row, "total": human(param_count(cfg)["total"]), "chapter": p.seed_params or "—"})
     return pd.DataFrame(rows)
 
 
 def base_parts() -> dict[str, int]:
-    """Base's parameters split the way the rule counts (the blocks) and what it leaves out."""
-    return param_story(REFERENCE_PRESETS["Base"].config)
+    """Base's parameters split the way the rule counts (the blocks of both stacks) and what it leaves out."""
+    story = param_story(REFERENCE_PRESETS["Base"].config)
+    return {(BLOCKS if k == "self-attention and FFN blocks" else k): v for k, v in story.items()}
 
 
 def base_cross_attention() -> int:
@@ -151,7 +166,7 @@ def base_cross_attention() -> int:
     return cfg.n_decoder_layers * attention_params(cfg.d_model)
 
 
-# --- label smoothing: the chapter's formula, its code, and what explorer/losses.py trains against ---------
+# --- label smoothing: the chapter's formula, its code, and what this app's loss trains against ----------
 
 def formula_row(k: int, target: int, eps: float) -> np.ndarray:
     """The chapter's formula as written: (1 - eps)·onehot + eps/K on every one of the K classes."""
@@ -183,7 +198,7 @@ def library_row(k: int, target: int, eps: float, pad: int = 0) -> np.ndarray:
 
 def smoothing_rows(k: int = 8, target: int = 3, eps: float = 0.1) -> dict[str, np.ndarray]:
     return {"chapter's formula": formula_row(k, target, eps), "chapter's code": code_row(k, target, eps),
-            "explorer/losses.py (measured)": library_row(k, target, eps)}
+            "this app's loss (measured)": library_row(k, target, eps)}
 
 
 def smoothing_table(rows: dict[str, np.ndarray], target: int, pad: int = 0) -> pd.DataFrame:

@@ -20,8 +20,8 @@ def pe_view(values: dict) -> View:
     d, n = int(values.get("d_model", 64)), int(values.get("positions", 100))
     table = sinusoidal_table(n, d)                                      # (P, d_model)
     return View(pe_heatmap(table, f"Sinusoidal encoding: {n} positions × d_model {d}"),
-                "Each row is one position's vector, added to its token's embedding. Left columns flicker "
-                "from row to row; right columns barely change over a hundred positions.")
+                "Each row is one position's vector, added to its token's embedding; each column is one "
+                "dimension of it.")
 
 
 def pe_try_it(values: dict) -> tuple[str, dict]:
@@ -42,9 +42,15 @@ def measured_wavelengths(d_model: int, n_positions: int = 20_000) -> np.ndarray:
     return np.where(flips > 0, 2 * n_positions / np.maximum(flips, 1), np.inf)
 
 
+LOW_FAST, HIGH_FAST, EQUAL = ("the low dimensions (0, 1, ...)", "the high dimensions (near d_model)",
+                              "all change equally fast")
+FASTEST_CHOICES = (EQUAL, HIGH_FAST, LOW_FAST)   # the right one's place says nothing
+
+
 def fastest_dimensions(d_model: int = 64) -> Reveal:
-    """Which end of the vector turns fastest, with the measured periods."""
+    """Which end of the vector turns fastest (FASTEST_CHOICES), with the measured periods."""
     period = wavelengths(d_model)
+    low_fast = period[0] < period[-1]
     seen = measured_wavelengths(d_model)
     fig = line_chart({"formula": (list(range(d_model)), period.tolist()),
                       "counted in the table": (list(range(d_model)), np.where(np.isinf(seen), np.nan, seen).tolist())},
@@ -58,7 +64,8 @@ def fastest_dimensions(d_model: int = 64) -> Reveal:
         "chapter's exercise 2.1 says it right: the slow sinusoids sit in the high dimensions.")
     return Reveal(f"Dimension 0 repeats every **{period[0]:.1f}** positions; dimension {d_model - 1} every "
                   f"**{period[-1]:,.0f}**. The frequency 1/10000^(2i/d_model) falls as i grows, so the low "
-                  "dimensions change fastest and the high ones carry the coarse position.", correct=(0,),
+                  "dimensions change fastest and the high ones carry the coarse position.",
+                  correct=(FASTEST_CHOICES.index(LOW_FAST if low_fast else HIGH_FAST),),
                   view=View(fig, "Counting sign changes over 20,000 positions agrees with the formula "
                                  "(the slowest dimensions never change sign in that span).", check=check))
 

@@ -41,32 +41,32 @@ MULTI_HEAD = Step(
     "Several heads, each with its own pattern",
     "One attention computes one pattern of who-looks-at-whom. **Multi-head attention** cuts d_model into equal "
     "slices, runs attention separately in each slice (a *head*), glues the results back together and mixes them "
-    "with one output matrix. At the notebook's size, D=16 split into H=4 heads of 4 dimensions.\n\n"
+    "with one output matrix. The notebook splits D=16 into H=4 heads of 4 dimensions; the trained model "
+    "beside this text is twice as wide, d_model 32 in 4 heads of 8.\n\n"
     "The notebook writes this out by hand and compares it with PyTorch's `nn.MultiheadAttention` using the same "
-    "weights. Ours is checked the same way, live, when you reveal.",
+    "weights. Ours is checked the same way, at the notebook's D=16 and H=4, live, when you reveal.",
     views.heads_view, (),
     Question("Our multi-head attention against PyTorch's, same weights, D=16, H=4: how large is the largest "
              "difference between the two outputs?", views.mha_difference,
-             choices=("exactly 0", "float rounding, about 1e-7", "about 1e-3", "large: they compute different things")))
+             choices=views.MHA_CHOICES))
 
 POSITIONS = Step(
     "Attention cannot see order",
-    "Nothing in attention's formula mentions *where* a vector sits. Shuffle the input and the outputs come out "
-    "shuffled alike: attention treats a sequence as a set. The fix is to add a fixed pattern to every position "
-    "before attention runs, so that place becomes part of the content. The original Transformer uses sinusoids "
-    "of many frequencies:\n\nPE(pos, 2i) = sin(pos / 10000^(2i/D))  \nPE(pos, 2i+1) = cos(pos / 10000^(2i/D))\n\n"
+    "Nothing in attention's formula mentions *where* a vector sits: it compares vectors by their content. "
+    "Positional encoding adds a fixed pattern to every position before attention runs, so that place becomes "
+    "part of the content. The original Transformer uses sinusoids of many frequencies:\n\n"
+    "PE(pos, 2i) = sin(pos / 10000^(2i/D))  \nPE(pos, 2i+1) = cos(pos / 10000^(2i/D))\n\n"
     "The notebook draws 50 positions of a 32-wide encoding.",
     views.pe_view, (views.D_MODEL, views.POSITIONS),
     Question("Take one block without positional encoding and shuffle its five input vectors. What happens to "
              "its output?", views.permutation,
-             choices=("the same output rows, shuffled the same way", "exactly the same output, in the old order",
-                      "new values: every row changes")),
+             choices=views.SHUFFLE_CHOICES),
     try_it=facts.pe_try_it)
 
 ORDER = _measured(
     "A task only positions can solve",
     "The notebook builds a test: a fixed vector A and a fixed vector B hidden at two random places among "
-    "eight noise vectors (D=16). Is A before B? Content alone cannot tell, and the model averages over "
+    "eight noise vectors (D=16). Is A before B? This test is *the order task*; the model averages over "
     f"positions before it answers. The experiment trains it {SEEDS} times with the sinusoid and {SEEDS} times "
     "without (400 training sequences, 150 for the test, each seed its own data and weights).",
     views.classifier_view, (views.PE,), "Without positional encoding, what test accuracy does it reach?",
@@ -84,9 +84,10 @@ BLOCK = Step(
 
 HEADS = _measured(
     "Exercise 1: four heads or one?",
-    "The notebook asks what changes with H=1 at D=16. The live check beside this text holds for every split, "
-    "and with one head nothing is split: it is the single attention of the last lesson between two "
-    "projections. Heads cost no weights either. Do they help? The experiment trains the order task (with PE) "
+    "The notebook asks what changes with H=1 at D=16. With one head nothing is split: it is the single "
+    "attention of the last lesson between two projections, and the first step's check showed ours equal to "
+    "PyTorch's at either split. Heads cost no weights either. Do they help? The experiment trains the order "
+    "task (with PE) "
     f"{SEEDS} times with 4 heads and {SEEDS} times with 1.",
     views.split_view, (views.HEADS,), "On the order task at d_model 16, which does better?",
     answers.heads_accuracy, answers.HEADS_CHOICES, "heads")

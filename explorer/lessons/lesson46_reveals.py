@@ -7,17 +7,19 @@ from __future__ import annotations
 import math
 
 from explorer.evidence import Evidence, one_sample
-from explorer.experiments import Result
+from explorer.experiments import EXPERIMENTS, Result
 from explorer.experiments.base import pct, stat
 from explorer.experiments.norm import DIVERGED, LOSS, MARGIN, POST, PRE, RATIO_P
 
-from .base import Reveal, View
+from .base import Reveal, View, result_figure
 
-ORDER_CHOICES = ("about 50%: chance", "between 65% and 90%", "above 90%")
+CHANCE, BETWEEN, LEARNED = "about 50%: chance", "between 65% and 90%", "above 90%"
+ORDER_CHOICES = (LEARNED, BETWEEN, CHANCE)   # from the top band down: the right one's place says nothing
 CHANCE_BELOW, LEARNED_ABOVE = 0.65, 0.90   # the bands of ORDER_CHOICES
 HEADS_CHOICES = ("4 heads, by more than 2 points", "about the same (within 2 points)", "1 head, by more than 2 points")
 SAME = 0.02                                # "about the same": the whole interval of the difference within ±2 points
-LENGTH_CHOICES = ("yes: still near 100%", "it drops, but stays well above chance", "it falls to chance, about 50%")
+HOLDS, DROPS, FALLS = "yes: still near 100%", "it drops, but stays well above chance", "it falls to chance, about 50%"
+LENGTH_CHOICES = (HOLDS, DROPS, FALLS)
 NORM_CHOICES = ("Pre-LN", "Post-LN", "no clear difference")
 
 
@@ -28,8 +30,9 @@ def _evidence(result: Result, *conditions: str, metric: str | None = None) -> Ev
 def _figure(result: Result, index: int = 0, starts: str = "") -> View:
     figs = [f for f in result.figures if (f.layout.title.text or "").startswith(starts)] if starts else []
     figs = figs or list(result.figures[index:index + 1])
-    return View(figs[0] if figs else None, f"{result.name}: {len(result.samples['seed'].unique())} seeds, "
-                                           f"{result.seconds:.0f} s to compute")
+    seeds = len(result.samples["seed"].unique())
+    return View(result_figure(figs[0]) if figs else None, f"{EXPERIMENTS[result.name].title}: {seeds} seeds, "
+                                                          f"{result.seconds:.0f} s to compute")
 
 
 def _interval(e: Evidence | None, scale: float = 100.0, unit: str = "%", digits: int = 1) -> str:
@@ -65,7 +68,9 @@ def order_accuracy(result: Result) -> Reveal:
     w = stat(result.table, "with PE", "accuracy")
     o = stat(result.table, "without PE", "accuracy")
     low, high = without.interval if without is not None else (math.nan, math.nan)
-    correct = _decided(result, _band(low, high, (CHANCE_BELOW, LEARNED_ABOVE)))
+    bands = (CHANCE, BETWEEN, LEARNED)   # _band's 0, 1, 2
+    correct = tuple(ORDER_CHOICES.index(bands[i]) for i in _decided(result, _band(low, high, (CHANCE_BELOW,
+                                                                                           LEARNED_ABOVE))))
     return Reveal(
         f"Over {o[2]} seeds, each with its own data and initial weights: **without PE {pct(o[0], o[1])}** "
         f"({_interval(without)}), with PE {pct(w[0], w[1])} ({_interval(with_)}). The 150 test sequences are "
@@ -98,20 +103,26 @@ def length_accuracy(result: Result) -> Reveal:
                                 "value"]
     ci = one_sample(values)
     e = _evidence(result, "T=8", "T=32")
+    # what T=32's interval excludes, decided once: the sentence and the marks both read it
+    ruled = () if math.isnan(ci.low) or result.partial else tuple(
+        LENGTH_CHOICES.index(c) for c, out in ((FALLS, ci.low > CHANCE_BELOW), (HOLDS, ci.high < 0.97)) if out)
     if math.isnan(ci.low):
         reach = "Too few seeds for an interval."
     else:
-        ruled = [c for c, out in ((LENGTH_CHOICES[2], ci.low > CHANCE_BELOW), (LENGTH_CHOICES[0], ci.high < 0.97))
-                 if out]
+        excluded = " and ".join(f"\"{LENGTH_CHOICES[i]}\"" for i in ruled)
         reach = (f"T=32's 95% interval is [{100 * ci.low:.1f}, {100 * min(ci.high, 1.0):.1f}]%"
-                 + (f": that rules out \"{ruled[0]}\"" if len(ruled) == 1 else "") + ".")
+                 + (f": that rules out {excluded}" if ruled else "") + ".")
     drop = "" if e is None else f" The cost of T=32, {100 * e.estimate:.1f} points, has {_interval(e, unit=' points')}."
+    # both ends excluded leaves one choice standing: then it is the answer
+    correct = tuple(i for i in range(len(LENGTH_CHOICES)) if i not in ruled) if len(ruled) == 2 else ()
+    left = (f"what is left is \"{LENGTH_CHOICES[correct[0]]}\"" if correct else
+            "it decides nothing between the others, so no choice is marked right" if ruled else "no choice is marked")
     return Reveal(
         f"Over {long_[2]} seeds: **T=8 {pct(short[0], short[1])}, T=32 {pct(long_[0], long_[1])}**. {reach}{drop} "
         f"Single T=32 runs ended between {100 * values.min():.0f}% and {100 * values.max():.0f}%, trained on the "
         "same 400 examples for 992 ordered pairs of places instead of 56. The notebook asks rather than claims, "
-        "and the experiment reports the difference without deciding it, so no choice is marked.",
-        correct=(), view=_figure(result), verdict=result.verdict)
+        f"and the experiment reports the difference without deciding it: {left}.",
+        correct=correct, ruled_out=ruled, view=_figure(result), verdict=result.verdict)
 
 
 # --------------------------------------------------------------------------- pre-post-ln

@@ -62,23 +62,29 @@ def heads_view(values: dict | None = None) -> View:
     fig = attention_mosaic(view.patterns["enc_self"], view.q_labels["enc_self"], view.k_labels["enc_self"],
                            f"{cfg.n_heads} heads of one trained layer, on one held-out sequence",
                            layer_names=["layer 0"])
-    return View(fig, f"The shipped `{ORDER_MODEL}` model (d_model {cfg.d_model}, {cfg.n_heads} heads of "
+    return View(fig, f"A small trained model (d_model {cfg.d_model}, {cfg.n_heads} heads of "
                      f"{cfg.d_model // cfg.n_heads} dimensions) reads one sequence. Each tile is one head: a row is "
                      "a position asking, its colours say where that position looks. The heads learned different "
                      "patterns from the same input.")
+
+
+# From the largest difference down: the right one's place says nothing.
+MHA_CHOICES = ("large: they compute different things", "about 1e-3", "float rounding, about 1e-7", "exactly 0")
 
 
 def mha_difference(_result=None) -> Reveal:
     """Our MultiHeadAttention against nn.MultiheadAttention at the notebook's D=16, H=4, checked now."""
     four, one = attention_check(block_cfg()), attention_check(block_cfg(n_heads=1))
     d = four.max_diff
-    band = 0 if d == 0 else 1 if d < 1e-5 else 2 if d < 1e-2 else 3
+    band = 3 if d == 0 else 2 if d < 1e-5 else 1 if d < 1e-2 else 0   # an index of MHA_CHOICES
+    same_order = ("Here both run the same arithmetic in the same order, so even the rounding agrees. " if d == 0
+                  else "")
     return Reveal(
         f"Checked just now: with PyTorch's weights copied into ours, the largest difference over "
         f"{four.ours.size} output values is **{sci(d)}** (before copying, with different weights, it was "
-        f"{four.before_copy:.2f}, so the check is not empty). Here both run the same arithmetic in the same order, "
-        f"so even the rounding agrees. With one head the split changes the order of operations and the "
-        f"difference is **{sci(one.max_diff)}**: float32 rounding, still the same function.",
+        f"{four.before_copy:.2f}, so the check is not empty). {same_order}With one head the split changes the "
+        f"order of operations and the difference is **{sci(one.max_diff)}**: float32 rounding, still the same "
+        "function.",
         correct=(band,), view=heads_view({}))
 
 
@@ -115,6 +121,11 @@ def _shuffled(pos_encoding: str, seed: int = 0) -> tuple[float, float, float, np
     return equivariant, pooled, moved, patterns[0], patterns[1], perm.tolist()
 
 
+SHUFFLED, OLD_ORDER, NEW = ("the same output rows, shuffled the same way", "exactly the same output, in the old order",
+                           "new values: every row changes")
+SHUFFLE_CHOICES = (OLD_ORDER, NEW, SHUFFLED)
+
+
 def permutation(_result=None) -> Reveal:
     same, pooled, moved, before, after, perm = _shuffled("none")
     with_pe = _shuffled("sinusoidal")[0]
@@ -123,15 +134,17 @@ def permutation(_result=None) -> Reveal:
                            "Attention, in order and shuffled",
                            layer_names=["in order", "shuffled"])
     order = ", ".join(f"x{i}" for i in perm)
+    shuffled = same < 1e-5
+    rows = (f"the output rows are the first output's rows **shuffled the same way** (largest difference {sci(same)})"
+            if shuffled else f"the output is not a reshuffle of the first (difference {same:.2f})")
     return Reveal(
-        f"Measured on one random block (D=16, H=4, no positional encoding), input shuffled to {order}: the output "
-        f"rows are the first output's rows **shuffled the same way** (largest difference {sci(same)}), while "
-        f"row by row in the old order they differ by up to {moved:.2f}. The mean over positions, which the order "
-        f"classifier reads, changes by {sci(pooled)}: nothing of the order survives. With the sinusoid added "
-        f"first, the shuffled output is no longer a reshuffle (difference {with_pe:.2f}).",
-        correct=(0,) if same < 1e-5 else (), view=View(fig, "Same weights, same vectors: the patterns of the "
-                                                          "bottom row are those of the top with rows and "
-                                                          "columns reordered."))
+        f"Measured on one random block (D=16, H=4, no positional encoding), input shuffled to {order}: {rows}, "
+        f"while row by row in the old order they differ by up to {moved:.2f}. The mean over positions, which the "
+        f"order classifier reads, changes by {sci(pooled)}. With the sinusoid added first, the shuffled output is "
+        f"no longer a reshuffle (difference {with_pe:.2f}).",
+        correct=(SHUFFLE_CHOICES.index(SHUFFLED),) if shuffled else (),
+        view=View(fig, "Same weights, same vectors: the patterns of the bottom row are those of the top with rows "
+                       "and columns reordered."))
 
 
 # --------------------------------------------------------------------------- 3. the order task
@@ -162,14 +175,10 @@ def block_view(values: dict) -> View:
 def split_view(values: dict) -> View:
     h = int(values.get("heads", HEADS.default))
     cfg = block_cfg(n_heads=h)
-    check = attention_check(cfg)
     parts = param_count(cfg)
     fig = param_breakdown(parts, f"The classifier's {parts['total']:,} parameters with {h} head{'s' * (h > 1)}")
     return View(fig, "Change the heads: the counts stay put. Splitting regroups the 16 dimensions into "
-                     f"{h} × {D // h}; it adds no weights.",
-                note=f"**Live check, H={h}** (head size {D // h}) against `{check.reference}`: {check.verdict()}. "
-                     + ("With one head nothing is split: what remains is single-head attention between an input "
-                        "projection and an output projection." if h == 1 else ""))
+                     f"{h} × {D // h}; it adds no weights.")
 
 
 # --------------------------------------------------------------------------- 6. length
@@ -198,6 +207,6 @@ def stack_view(values: dict) -> View:
                    "from the first block to the last."))
 
 
-__all__ = ["D", "H", "FF", "T", "D_MODEL", "POSITIONS", "PE", "NORM", "LAYERS", "HEADS", "LENGTH",
-           "block_cfg", "order_model", "heads_view", "mha_difference", "pe_view", "permutation", "classifier_view",
-           "block_view", "split_view", "length_view", "stack_view"]
+__all__ = ["MHA_CHOICES", "SHUFFLE_CHOICES", "D", "H", "FF", "T", "D_MODEL", "POSITIONS", "PE", "NORM", "LAYERS",
+           "HEADS", "LENGTH", "block_cfg", "order_model", "heads_view", "mha_difference", "pe_view", "permutation",
+           "classifier_view", "block_view", "split_view", "length_view", "stack_view"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
+import pandas as pd
 
 from explorer.checkpoints import load_pretrained
 from explorer.config import ModelConfig, param_count
@@ -18,7 +19,7 @@ from explorer.tasks import TASK_PRESETS, make_task
 from explorer.views_data import output_distribution
 
 from . import facts
-from .base import Control, Lesson, Question, Reveal, Step, View
+from .base import Control, Lesson, Question, Reveal, Step, View, result_figure
 
 NORM = Control("norm", "LayerNorm", ("pre", "post"), "pre", "Pre-LN: x + f(LayerNorm(x)); Post-LN: LayerNorm(x + f(x))")
 LM = "char-lm"   # the shipped tiny language model
@@ -57,7 +58,7 @@ def residuals(result: Result | None) -> Reveal:
              "without x + f(x) learns almost nothing from the context, as the module says." if correct == (1,)
              else "The measurement does not decide this at this budget, so no choice is marked right."
              if not correct else "Here the module's claim does not hold.")
-    return Reveal(text, correct, view=View(result.figures[0] if result.figures else None,
+    return Reveal(text, correct, view=View(result_figure(result.figures[0]) if result.figures else None,
                                            f"Validation loss of {deep} and {plain}, and of a shallow stack "
                                            "without residuals; the marker is the letter-frequency baseline."),
                   verdict=result.verdict)
@@ -89,6 +90,13 @@ def _sample(index: int = 3) -> tuple[np.ndarray, list[str], list[int]]:
     ids = [int(t) for t in batch.tgt_in[index].tolist()]
     probs = output_distribution(model, task, ids)                       # (T, V)
     return probs, task.tokens(ids), [int(t) for t in batch.tgt_out[index].tolist()]
+
+
+def text_view(values: dict) -> View:
+    """The question's material: the held-out text it reads (its guesses come with the reveal)."""
+    _, labels, _ = _sample()
+    return View(None, "A window of held-out text, one character at a time: at every position the model guesses "
+                "the next character.", table=pd.DataFrame({"text it reads": ["".join(labels)]}))
 
 
 def predictions_view(values: dict) -> View:
@@ -129,8 +137,7 @@ LESSON = Lesson(
              facts.pe_view, (facts.D_MODEL,),
              Question("In the sinusoidal table, which dimensions change fastest from one position to the next?",
                       lambda _r: facts.fastest_dimensions(64),
-                      choices=("the low dimensions (0, 1, ...)", "the high dimensions (near d_model)",
-                               "all change equally fast")), try_it=facts.pe_try_it),
+                      choices=facts.FASTEST_CHOICES), try_it=facts.pe_try_it),
         Step("The pre-norm block",
              "A block normalises its input, lets every position attend to the ones before it, and adds the "
              "result back; then it normalises again, runs a small two-layer network at each position and adds "
@@ -157,7 +164,7 @@ LESSON = Lesson(
         Step("What the tiny LM predicts",
              "This model was trained for a minute on a short English text, one character at a time, with the "
              "blocks above. Here it reads text it has never seen.",
-             predictions_view, (),
+             text_view, (),
              Question("How often is its most likely next character the right one on unseen text?",
                       top1, choices=("under 25%", "25 to 50%", "50 to 75%", "over 75%"))),
     ))
