@@ -71,12 +71,30 @@ def check_search(dims: dict, settings: dict, configs: Callable[[dict], tuple]) -
     trial's (task, model config, train config)) within the budget, so every trial it can make fits."""
     top = tops(dims)
     check_values({**settings, **top})
+    largest = _largest(top, dims, configs)
+    if largest is None:  # no trial at the top can exist (d_model not divisible by n_heads): those trials fail
+        return
+    params, (task, cfg, train_cfg) = largest
     try:
-        task, cfg, train_cfg = configs(top)
         check_run(cfg, train_cfg, task)
     except ValueError as err:
-        shown = ", ".join(f"{k}={v:g}" for k, v in top.items())
+        shown = ", ".join(f"{k}={v:g}" for k, v in params.items())
         raise ValueError(f"the largest trial this search can make ({shown}) is refused: {err}") from None
+
+
+def _largest(top: dict, dims: dict, configs: Callable[[dict], tuple]) -> tuple[dict, tuple] | None:
+    """(params, configs) of the largest trial that can exist: the tops, with fewer heads if the most do not
+    divide the widest d_model (heads barely change a step's cost); None if none can."""
+    heads = dims.get("n_heads")
+    options = [{}] if heads is None or "n_heads" not in top else [
+        {"n_heads": h} for h in sorted(heads.choices or range(int(heads.low), int(heads.high) + 1), reverse=True)]
+    for option in options:
+        params = {**top, **option}
+        try:
+            return params, configs(params)
+        except ValueError:
+            continue
+    return None
 
 
 def check_search_work(trials: int, steps: int, dims: dict) -> None:

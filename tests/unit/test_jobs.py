@@ -18,6 +18,7 @@ from explorer import budget, slots
 from explorer.budget import check_budget, estimate_budget
 from explorer.config import CLASSROOM_PRESETS, REFERENCE_PRESETS, ModelConfig
 from explorer.jobs import TrainingJob
+from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.runs import list_runs, load_run
 from explorer.slots import pool_counts
@@ -164,6 +165,7 @@ def test_divergence_ends_the_job_and_keeps_finite_weights(task, make_job):
 def test_an_exception_in_the_worker_fails_the_job_with_its_message(make_job):
     broken = make_task(TASK)
     real, calls = broken.sample, []
+    check_run(tiny_model(broken).cfg, quick(), broken)   # start() probes the budget: before the source breaks
 
     def sample(batch_size, generator, by_length=False):
         calls.append(batch_size)

@@ -99,3 +99,17 @@ def test_the_job_class_refuses_over_a_cap_at_start_and_at_resume(task, monkeypat
     with pytest.raises(ValueError, match="steps=100,001 is over the limit"):   # the steps this resume trains
         job.resume(extra_steps=100_001)
     assert job.train_cfg.steps == 2 and job.status == "finished"
+
+
+def test_the_largest_trial_takes_fewer_heads_when_the_most_do_not_divide_the_widest_d_model(task):
+    built = []
+
+    def configs(params):
+        built.append(params)
+        cfg = task.model_config(ModelConfig(d_model=params["d_model"], n_heads=params["n_heads"], d_ff=32))
+        return task, cfg, TrainConfig(steps=100_000, batch_size=8)
+
+    with pytest.raises(ValueError, match=r"\(d_model=512, n_heads=1\) is refused: .*over the 10 min limit"):
+        check_search(parse_space(["d_model=16,512", "n_heads=1,3"]), {}, configs)
+    assert built == [{"d_model": 512, "n_heads": 3}, {"d_model": 512, "n_heads": 1}]
+    check_search(parse_space(["d_model=15,35", "n_heads=2,4"]), {}, configs)   # no top trial exists: they fail
