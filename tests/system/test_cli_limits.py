@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from explorer.cli import main
+from explorer.experiments import base
 from tests.system.test_cli import REPO
 
 MEMORY = 1536 * 2**20   # 1.5 GB of address space: reading /dev/urandom whole would die of MemoryError
@@ -50,3 +51,15 @@ def test_over_a_cap_or_the_budget_exits_2_before_any_work(tmp_path, monkeypatch,
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
     assert not (tmp_path / "runs").exists()   # no run, no study, no cached result
+
+
+def test_an_experiments_run_over_the_budget_exits_2_before_it_trains(tmp_path, monkeypatch, capsys):
+    """An experiment's runs are only built as it goes: each is checked before it trains (its status line first)."""
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    trained = []
+    monkeypatch.setattr(base, "train_steps", lambda *a: trained.append(a) or iter(()))
+    argv = ["experiment", "residuals", "--set", "d_model=512", "--set", "layers=12", "--set", "steps=1500"]
+    assert main([*argv, "--set", "seeds=1", "--fresh"]) == 2
+    err = capsys.readouterr().err
+    assert "error: 1,500 steps would take at least" in err.splitlines()[-1] and "over the 10 min limit" in err
+    assert "Traceback" not in err and not trained
