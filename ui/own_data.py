@@ -119,7 +119,8 @@ def chosen() -> bool:
 
 
 def limits() -> str:
-    return (f"{own_data.MAX_BYTES // 2**20} MiB, {own_data.MIN_LINES}-{own_data.MAX_LINES:,} lines, "
+    return (f"{own_data.MAX_BYTES // 2**20} MiB, {own_data.MIN_LINES}-{own_data.MAX_LINES:,} lines of at least "
+            f"{own_data.MIN_SOURCES} different sources, "
             f"{own_data.MAX_SIDE_TOKENS} tokens a side, {own_data.MAX_TOKENS:,} tokens and "
             f"{own_data.MAX_VOCAB:,} distinct ones in all")
 

@@ -11,7 +11,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.experiments import base
-from tests.system.test_cli import REPO
+from tests.system.test_cli import REPO, TINY
 
 MEMORY = 1536 * 2**20   # 1.5 GB of address space: reading /dev/urandom whole would die of MemoryError
 
@@ -63,3 +63,14 @@ def test_an_experiments_run_over_the_budget_exits_2_before_it_trains(tmp_path, m
     err = capsys.readouterr().err
     assert "error: 1,500 steps would take at least" in err.splitlines()[-1] and "over the 10 min limit" in err
     assert "Traceback" not in err and not trained
+
+
+def test_a_resume_over_the_caps_exits_2_and_leaves_the_run_as_it_was(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
+    assert main(["train", "--steps", "2", "--name", "short", *TINY]) == 0
+    before = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    capsys.readouterr()
+    assert main(["resume", "short", "--more", "100001"]) == 2
+    err = capsys.readouterr().err
+    assert "run 'short' cannot resume: steps=100,001 is over the limit" in err and err.count("\n") == 1
+    assert sorted(p.name for p in (tmp_path / "runs").iterdir()) == before
