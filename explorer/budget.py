@@ -37,7 +37,7 @@ SLOW_STEP_S = 0.2      # a step slower than this is timed once: the probe itself
 REPROBE_S = 60.0       # a refusing probe older than this is taken again (bench/README.md, "Estimates")
 MAX_PROBES = 128       # configs whose probe is kept
 _PROBE_LOCK = threading.Lock()  # one probe at a time: two at once would time each other
-_PROBES: dict[tuple, tuple[Probe, float]] = {}   # (config, task, batch, threads, evals) -> (probe, when)
+_PROBES: dict[tuple, tuple[Probe, float]] = {}   # (config, task config, batch, threads, evals) -> (probe, when)
 
 
 @dataclass(frozen=True)
@@ -103,11 +103,12 @@ def _timed(work) -> float:
 def probe(cfg: ModelConfig, train_cfg: TrainConfig, task: Task, max_age: float = math.inf) -> Probe:
     """This config's step, evaluation and snapshot times on this machine: cached per config, the fastest of
     its probes; a cached one older than `max_age` seconds is probed again."""
-    key = (cfg, task, train_cfg.batch_size, train_cfg.threads, train_cfg.eval_examples)
+    # a task's seed draws its examples, not their shapes: the seeds of an experiment share one probe
+    key = (cfg, task.cfg.replace(seed=0), train_cfg.batch_size, train_cfg.threads, train_cfg.eval_examples)
     held = _PROBES.get(key)
     if held is not None and time.monotonic() - held[1] < max_age:
         return held[0]
-    new = _measure(*key)
+    new = _measure(cfg, task, *key[2:])
     if held is not None:  # load only ever slows a probe: the fastest is the closest to this machine's speed
         new = Probe(*(min(a, b) for a, b in zip(dataclasses.astuple(held[0]), dataclasses.astuple(new))))
     if key not in _PROBES and len(_PROBES) >= MAX_PROBES:

@@ -23,6 +23,7 @@ from .config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCO
 from .experiments import cli as experiments_cli
 from .interpret import cli as interpret_cli
 from .lessons import cli as lessons_cli
+from .limits import check_run
 from .model import build_model
 from .pretrain import add_pretrain_arguments, run_pretrain
 from .runs import open_for_resume, safe_name, save_run
@@ -113,7 +114,9 @@ def _configs(args: argparse.Namespace):
     task.check(model_cfg)
     if args.name is not None:
         safe_name(args.name)  # refuse a name with nothing usable before training, not after
-    return task, model_cfg, TrainConfig(**_picked(args, "train_"))
+    train_cfg = TrainConfig(**_picked(args, "train_"))
+    check_run(model_cfg, train_cfg, task)   # the Train page's caps and budget, before the model is built
+    return task, model_cfg, train_cfg
 
 
 def own_task_config(args: argparse.Namespace) -> TaskConfig | None:
@@ -135,8 +138,7 @@ def own_file(path: str, make=own_data.pairs_config, seed: int = 0) -> TaskConfig
     """The checked TaskConfig of a teacher's file (`make`: pairs or text); UsageError names the file, line
     and reason."""
     try:
-        own_data.check_size(Path(path).stat().st_size)  # a huge file is refused unread
-        return make(Path(path).read_bytes(), seed=seed)
+        return make(own_data.read_file(path), seed=seed)
     except OSError as e:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     except ValueError as e:
@@ -257,6 +259,10 @@ def run_resume(args: argparse.Namespace) -> int:
             raise UsageError(f"run {args.name!r} already trained its {train_cfg.steps:,} steps; "
                              "give --more N to train N more")
     train_cfg = train_cfg.replace(steps=state.step + more)
+    try:
+        check_run(model.cfg, train_cfg.replace(steps=more), task)   # the steps this resume trains
+    except ValueError as e:
+        raise UsageError(f"run {args.name!r} cannot resume: {e}") from None
     print(f"resuming {args.name!r} at step {state.step:,}: {more:,} more steps", file=sys.stderr)
     interrupted = _train_until_interrupted(model, task, train_cfg, state)
     info = save_run(args.name, model, task.cfg, train_cfg, state.history, state=state,

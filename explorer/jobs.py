@@ -8,7 +8,7 @@
 The Train page keeps one job per session in st.session_state and polls it; nothing here touches
 Streamlit. The worker appends under a lock and readers get copies, so a poll never sees a torn list.
 The server-wide slot pool (explorer/slots.py) caps how many jobs train at once; the others wait in a
-FIFO queue. `budget.check_budget` refuses, before anything starts, runs too big for a laptop CPU.
+FIFO queue. `limits.check_run` refuses, before anything starts, runs over the caps or too big for a laptop CPU.
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ import torch
 from torch import nn
 
 from .evaluation import AttentionSnapshot
+from .limits import check_run
 from .runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
 from .slots import background_priority, slot_pool
 from .tasks import Task
@@ -152,6 +153,7 @@ class TrainingJob:
     def start(self) -> None:
         if self.status != "idle":
             raise RuntimeError(f"job {self.name!r} was already started (status {self.status}); use resume()")
+        self._check(self.train_cfg)
         self._launch()
 
     def resume(self, extra_steps: int | None = None) -> None:
@@ -166,6 +168,7 @@ class TrainingJob:
             cfg = cfg.replace(steps=cfg.steps + extra_steps)
         if self.state.step >= cfg.steps:
             raise RuntimeError(f"job {self.name!r} already trained its {cfg.steps} steps; pass extra_steps")
+        self._check(cfg)
         with self._lock:
             self._cfg = cfg
         self._launch()
@@ -194,6 +197,10 @@ class TrainingJob:
         return self._thread is not None and self._thread.is_alive()
 
     # -- the worker ----------------------------------------------------------------------------
+    def _check(self, cfg: TrainConfig) -> None:
+        """ValueError (the Train page's message) unless the steps still to train fit the limits."""
+        check_run(self.model.cfg, cfg.replace(steps=cfg.steps - self.state.step), self.task)
+
     def _launch(self) -> None:
         self._stop.clear()
         with self._lock:

@@ -13,6 +13,7 @@ import json
 import streamlit as st
 
 from explorer.config import ModelConfig
+from explorer.limits import CAPS
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task, TaskConfig, make_task
 from ui.links import UrlSpec, state_value
 
@@ -25,10 +26,11 @@ CONFIG_FIELDS = ("d_model", "n_heads", "n_encoder_layers", "n_decoder_layers", "
                  "norm", "residual", "attn_scale", "activation", "dropout", "max_len", "tie_embeddings")
 DEFAULTS = {f.name: f.default for f in dataclasses.fields(ModelConfig) if f.name in CONFIG_FIELDS}
 
-# Widget ranges, declared once for the widgets and for reading values off the URL.
-RANGES = {"d_model": (4, 512), "n_heads": (1, 16), "n_encoder_layers": (1, 6), "n_decoder_layers": (1, 6),
-          "dropout": (0.0, 0.5), "max_len": (4, 512)}
-D_FF_OPTIONS = (16, 32, 64, 128, 256, 512, 1024, 2048)
+# Widget ranges, declared once for the widgets and for reading values off the URL; the tops are the caps
+# every path shares (explorer/limits.py).
+LOWEST = {"d_model": 4, "n_heads": 1, "n_encoder_layers": 1, "n_decoder_layers": 1, "max_len": 4}
+RANGES = {**{f: (low, CAPS[f]) for f, low in LOWEST.items()}, "dropout": (0.0, 0.5)}
+D_FF_OPTIONS = tuple(2**k for k in range(4, CAPS["d_ff"].bit_length()))   # 16, 32, ... up to the cap
 
 # Display names of option values (also what a bound selection widget writes into the URL).
 PE_LABELS = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "alibi": "ALiBi", "none": "None"}

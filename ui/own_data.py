@@ -57,7 +57,7 @@ def picker() -> Task | None:
             st.caption("For example, two lines of SCAN: `jump twice` ⇥ `JUMP JUMP` and `walk left` ⇥ `LTURN WALK` "
                        "(⇥: a tab). 90% of the sources train, 10% test.")
             if upload is not None:
-                task, error = _checked(upload.getvalue(), "pairs")
+                task, error = _checked(uploaded_bytes(upload), "pairs")
             else:
                 st.session_state[_OWN_TASK] = (None, "Upload a TSV file first, or unselect “Train on”.")
         else:
@@ -85,6 +85,12 @@ def pairs_uploader(key: str):
                             help=f"Tokens are split on spaces. Limits: {limits()}.")
 
 
+def uploaded_bytes(upload) -> bytes:
+    """An upload's bytes, at most the limit + 1 of them: more is refused by its size, as a file is."""
+    upload.seek(0)
+    return upload.read(own_data.MAX_BYTES + 1)
+
+
 def pairs_expander(key: str, use: str) -> tuple[Task | None, str | None]:
     """The "Your own pairs" expander of the Experiments and Search pages (`use`: what the pairs are for):
     (the uploaded pairs' task, None), (None, why they are refused) or (None, None) before an upload."""
@@ -93,7 +99,7 @@ def pairs_expander(key: str, use: str) -> tuple[Task | None, str | None]:
         if upload is None:
             st.caption(f"Upload a TSV of your own pairs to {use}. The file is not in the page's address.")
             return None, None
-        task, error = checked_pairs(upload.getvalue())
+        task, error = checked_pairs(uploaded_bytes(upload))
         if error:
             st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
             return None, error
@@ -113,7 +119,8 @@ def chosen() -> bool:
 
 
 def limits() -> str:
-    return (f"{own_data.MAX_BYTES // 2**20} MiB, {own_data.MIN_LINES}-{own_data.MAX_LINES:,} lines, "
+    return (f"{own_data.MAX_BYTES // 2**20} MiB, {own_data.MIN_LINES}-{own_data.MAX_LINES:,} lines of at least "
+            f"{own_data.MIN_SOURCES} different sources, "
             f"{own_data.MAX_SIDE_TOKENS} tokens a side, {own_data.MAX_TOKENS:,} tokens and "
             f"{own_data.MAX_VOCAB:,} distinct ones in all")
 

@@ -10,6 +10,7 @@ import shlex
 
 import streamlit as st
 
+from explorer.limits import check_search_work
 from explorer.search import FIELDS, SAMPLERS, SearchSpec
 from explorer.search.space import parse_space
 from explorer.search.trial import PRUNERS
@@ -26,7 +27,6 @@ SEARCH_TRIALS, SEARCH_STEPS = "search_trials", "search_steps"
 SEARCH_SAMPLER, SEARCH_PRUNER, SEARCH_SEED = "search_sampler", "search_pruner", "search_seed"
 SEARCH_DATA = "search_own_file"       # a TSV of own pairs searched instead of the task (never in the URL)
 NUMBERS = {SEARCH_TRIALS: (1, 40, 8), SEARCH_STEPS: (10, 2000, 200), SEARCH_SEED: (0, 9999, 0)}
-MAX_WORK = 24_000                     # trials x steps one search may take on a shared server
 DEFAULT_FIELDS = ["lr", "d_model"]
 EXAMPLES = {"d_model": "16, 32, 64", "n_heads": "1, 2, 4", "n_layers": "1, 2", "d_ff": "32, 64, 128",
             "pos_encoding": "sinusoidal, rope, none", "norm": "pre, post", "activation": "relu, gelu",
@@ -91,10 +91,7 @@ def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) ->
     resume it and nobody else adds to it."""
     preset, data = (own_data.OWN, own.cfg.text) if own is not None else (state_value(f"{CFG}_task", DEFAULT_TASK), "")
     try:
-        parse_space(specs)
-        if run["trials"] * run["steps"] > MAX_WORK:
-            raise ValueError(f"{run['trials']} trials x {run['steps']} steps is more than one search may take "
-                             f"here ({MAX_WORK:,} steps); use fewer trials or steps, or the command line")
+        check_search_work(int(run["trials"]), int(run["steps"]), parse_space(specs))   # limits.MAX_SEARCH_WORK
         spec = SearchSpec(task=preset, data=data, space=tuple(specs), trials=int(run["trials"]),
                           steps=int(run["steps"]), sampler=run["sampler"], pruner=run["pruner"], seed=int(run["seed"]),
                           base=base_of_widgets(fields))

@@ -7,8 +7,9 @@ import math
 
 import streamlit as st
 
-from explorer.budget import check_budget, estimate_budget
+from explorer.budget import estimate_budget
 from explorer.config import ModelConfig
+from explorer.limits import CAPS, check_run
 from explorer.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
@@ -20,7 +21,7 @@ TRAIN_SCHEDULE, TRAIN_SMOOTHING, TRAIN_CLIP = "train_schedule", "train_smoothing
 TRAIN_SEED, TRAIN_THREADS = "train_seed", "train_threads"
 TRAIN_NAME = "train_name"  # the new run's name, optional; not in the link, which every visitor may open
 NUMBERS = {  # key -> (min, max, default) of the number widgets
-    TRAIN_STEPS: (1, 100_000, 300), TRAIN_BATCH: (1, 1024, 64), TRAIN_LR: (1e-5, 10.0, 3e-3),
+    TRAIN_STEPS: (1, CAPS["steps"], 300), TRAIN_BATCH: (1, CAPS["batch_size"], 64), TRAIN_LR: (1e-5, 10.0, 3e-3),
     TRAIN_WARMUP: (0, 100_000, 30), TRAIN_SMOOTHING: (0.0, 0.5, 0.0), TRAIN_CLIP: (0.0, 100.0, 1.0),
     TRAIN_SEED: (0, 2**31 - 1, 0), TRAIN_THREADS: (1, 2, 1)}
 SETTINGS = {"steps": TRAIN_STEPS, "batch_size": TRAIN_BATCH, "lr": TRAIN_LR, "warmup": TRAIN_WARMUP,
@@ -117,7 +118,7 @@ def budget_text(cfg: ModelConfig, train_cfg: TrainConfig, task: Task) -> tuple[s
             f"at least {duration(b.run_s)}")
     estimate = f"Estimated: {took} · {human_bytes(b.memory_bytes)} of memory · {b.params:,} parameters"
     try:
-        check_budget(cfg, train_cfg, task)
+        check_run(cfg, train_cfg, task)
     except ValueError as err:
         return estimate, f"Too big for this machine: {err}."
     return estimate, None

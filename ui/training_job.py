@@ -15,10 +15,10 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer import runs
-from explorer.budget import check_budget
 from explorer.checkpoints import CheckpointError
 from explorer.config import ModelConfig
 from explorer.jobs import ENDED, TrainingJob
+from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.slots import pool_counts
 from explorer.tasks import Task
@@ -66,7 +66,7 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, nam
         return (f"The server is busy: {waiting} runs are waiting for a training slot. "
                 "Try again in a minute.")
     try:
-        check_budget(cfg, train_cfg, task)
+        check_run(cfg, train_cfg, task)   # before the model is built: nothing over a cap is ever allocated
         model = build_model(cfg, seed=train_cfg.seed)
         job = TrainingJob(model, task, train_cfg, name=name or run_name(preset, cfg, train_cfg), owner=owner_id())
     except ValueError as err:

@@ -28,6 +28,7 @@ from explorer.evaluation import evaluate
 from explorer.evidence import Claim, Evidence, verdict
 from explorer.figures.curves import line_chart
 from explorer.figures.results import bar_with_error
+from explorer.limits import check_run
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from explorer.training import StepMetrics, train_steps
@@ -209,7 +210,9 @@ class Context:
 
     def train(self, model: nn.Module, task: Task, cfg: TrainConfig,
               each: Callable[[StepMetrics], None] | None = None) -> list[StepMetrics]:
-        """Run the trainer to the end (or to a divergence); raises Interrupted on stop."""
+        """Run the trainer to the end (or to a divergence); raises Interrupted on stop, and ValueError (the Train
+        page's message) for a run over the limits every run shares, before it trains."""
+        check_run(model.cfg, cfg, task)
         history, steps = [], train_steps(model, task, cfg)
         try:
             for rec in steps:

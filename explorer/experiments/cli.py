@@ -196,6 +196,9 @@ def run_command(args: argparse.Namespace) -> int:
         progress.close()
         print(str(e), file=sys.stderr)
         return 130
+    except ValueError as e:   # a run over the limits (explorer/limits.py), refused before it trains
+        progress.close()
+        raise UsageError(str(e)) from None
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)

@@ -36,12 +36,17 @@ import pandas as pd
 import torch
 
 from explorer.evidence import Evidence
+from explorer.limits import check_values
 from explorer.runs import runs_dir
 
 from .base import Context, Experiment, ProgressFn, Result, Stopped
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
 MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)
+# an experiment's parameter -> the cap it is held to (explorer/limits.py); the others are named as the caps are
+CAPPED_AS = {"layers": "n_encoder_layers", "n_layers": "n_encoder_layers", "init_layers": "n_encoder_layers",
+             "train_layers": "n_encoder_layers", "shallow_layers": "n_encoder_layers", "heads": "n_heads",
+             "d_heads": "d_model", "seq_len": "max_len", "context": "max_len", "lengths": "max_len"}
 RESULT_FILE = "result.json"
 OLD_VERDICT = ("Inconclusive: this result was stored before verdicts were tested over seeds; run it again for a "
                "verdict with its 95% interval")
@@ -73,10 +78,15 @@ def work_units(name: str, params=None) -> int:
 
 
 def refusal_of(name: str, params=None) -> str | None:
-    """Why this configuration is more work than one experiment may take (one line, naming MAX_WORK), or
-    None when it fits. `params` as for `run`; an invalid one raises ValueError naming the field."""
+    """Why this configuration is over a cap every run shares (explorer/limits.py) or more work than one
+    experiment may take (one line, naming MAX_WORK), or None when it fits. `params` as for `run`; an invalid
+    one raises ValueError naming the field."""
     exp = experiment(name)
     p = resolve_params(exp, params)
+    try:
+        check_values({f.name: getattr(p, f.name) for f in dataclasses.fields(p)}, CAPPED_AS)
+    except ValueError as err:
+        return f"{name}: {err}"
     work = exp.work_units(p)
     if work <= MAX_WORK:
         return None

@@ -29,13 +29,14 @@ import numpy as np
 import optuna
 from optuna.trial import TrialState
 
+from explorer.limits import check_search
 from explorer.recipes import RECOMMENDED, recommended
 from explorer.runs import runs_dir
 from explorer.tasks import TASKS, own_data
 
 from .check import check_space
 from .space import FIELDS, grid, grid_size, parse_space
-from .trial import PRUNERS
+from .trial import PRUNERS, configs
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 logging.getLogger("optuna").propagate = False
@@ -245,7 +246,11 @@ def fail_stale(study) -> None:
 
 
 def open_study(spec: SearchSpec):
-    """The study, created or loaded; ValueError if a study of that name was made for another search."""
+    """The study, created or loaded; ValueError if a study of that name was made for another search, or if a
+    trial it can make is over the limits every run shares (explorer/limits.py), before anything is stored."""
+    check_search(spec.dims(), spec.settings(), lambda params: configs(
+        {"task": spec.task, "data": spec.data, "base": spec.settings(), "params": params, "seed": spec.seed,
+         "eval_examples": spec.eval_examples}))
     storage = _storage(spec)
     name = spec.study_name()
     study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True,

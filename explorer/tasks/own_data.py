@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import functools
 import unicodedata
+from collections import Counter
+from pathlib import Path
 
 from .base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, _pair_batch, shown
 
 MAX_BYTES = 4 * 2**20        # an upload or a file: 4 MiB (all of SCAN's 20,910 pairs as TSV take 2.4 MiB)
 MAX_LINES = 25_000           # pairs in one file
 MIN_LINES = 10               # 9 to train, 1 to test
+MIN_SOURCES = 5              # different sources: the split by source keeps 4 or more to train
 MAX_SIDE_TOKENS = 64         # tokens in one source or one target (SCAN's longest target: 48)
 MAX_LINE_CHARS = 2_000       # characters in one line
 MAX_TOKENS = 600_000         # tokens in the whole file, both sides
@@ -33,6 +36,35 @@ class DataError(ValueError):
 def check_size(size: int, what: str = "the file") -> None:
     if size > MAX_BYTES:
         raise DataError(f"{what} is {size / 2**20:.1f} MiB; the limit on this machine is {MAX_BYTES // 2**20} MiB")
+
+
+def read_limited(stream, what: str = "the file") -> bytes:
+    """At most MAX_BYTES of a binary stream: MAX_BYTES + 1 are read, so an endless one is refused at once."""
+    data = stream.read(MAX_BYTES + 1)
+    if len(data) > MAX_BYTES:
+        raise DataError(f"{what} is more than {MAX_BYTES // 2**20} MiB; the limit on this machine is "
+                        f"{MAX_BYTES // 2**20} MiB")
+    return data
+
+
+def read_file(path) -> bytes:
+    """A teacher's file (or a stream such as /dev/stdin), read at most MAX_BYTES + 1 bytes; OSError if unreadable."""
+    with open(Path(path), "rb") as f:
+        return read_limited(f)
+
+
+def _lines(text: str) -> list[str]:
+    """Lines ended by LF, CRLF or a lone CR (old Mac files), so a CR-only file is read line by line."""
+    return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+
+def _control(no: int, line: str, allowed: str = "\t") -> None:
+    """Refuse control characters (NUL, ESC, ...): invisible in a table, they make tokens look alike."""
+    bad = sorted({c for c in line if unicodedata.category(c) == "Cc" and c not in allowed})
+    if bad:
+        names = ", ".join(f"U+{ord(c):04X}" for c in bad[:4])
+        raise DataError(f"line {no}: control character {names}; save the file as plain text (tabs and line "
+                        "breaks only)")
 
 
 def decode(data: bytes | str, what: str = "the file") -> str:
@@ -63,8 +95,7 @@ def parse_pairs(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The (source, target) token tuples of a TSV text; blank lines are skipped. DataError names the line."""
     text = decode(text)
     pairs, total, vocab = [], 0, set()
-    for no, raw in enumerate(text.split("\n"), 1):
-        line = raw.removesuffix("\r")
+    for no, line in enumerate(_lines(text), 1):
         if not line.strip():
             continue
         if len(pairs) == MAX_LINES:
@@ -86,15 +117,38 @@ def parse_pairs(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
         pairs.append((src, tgt))
     if len(pairs) < MIN_LINES:
         raise DataError(f"the file has {len(pairs)} pairs; at least {MIN_LINES} are needed ({FORMAT})")
-    if len({src for src, _ in pairs}) < 2:
-        raise DataError("every line has the same source; the 90/10 split needs at least two different sources")
     return pairs
+
+
+def _check_split(pairs) -> None:
+    """Enough different sources for the split by source (no test source is seen in training), whichever
+    the seed holds out: MIN_SOURCES of them, and at least half the pairs left to train."""
+    per_source = Counter(src for src, _ in pairs)
+    n = len(per_source)
+    if n == 1:
+        raise DataError("every line has the same source; the 90/10 split is by source and needs at least "
+                        f"{MIN_SOURCES} different sources")
+    if n < MIN_SOURCES:
+        raise DataError(f"the file has {len(pairs):,} pairs but only {n} different sources; the 90/10 split is by "
+                        f"source (no test source is seen in training) and needs at least {MIN_SOURCES}, "
+                        f"so {MIN_SOURCES - 1} or more train")
+    held = per_source.most_common(max(1, round(n * VAL_FRACTION)))   # the most the split can hold out
+    out = sum(count for _, count in held)
+    if out > len(pairs) - out:
+        shown = " ".join(held[0][0])
+        raise DataError(f"{out:,} of the {len(pairs):,} pairs have the source{'s' if len(held) > 1 else ''} "
+                        f"{shown!r}{' and others' if len(held) > 1 else ''}: held out for testing they would leave "
+                        f"{len(pairs) - out:,} to train (the 90/10 split is by source); give more different "
+                        "sources, or fewer lines of one")
 
 
 def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     """The TaskConfig of a teacher's TSV (checked: DataError names the line)."""
-    text = decode(data).replace("\r\n", "\n")
-    parse_pairs(text)
+    lines = _lines(decode(data))
+    for no, line in enumerate(lines, 1):   # a new upload's checks: a saved run's data opens as it was saved
+        _control(no, line)
+    text = "\n".join(lines)
+    _check_split(parse_pairs(text))
     return TaskConfig(OWN, seed=seed, text=text)
 
 
@@ -120,6 +174,8 @@ def preset_or_pairs(task: str, data: str = "", seed: int | None = None) -> TaskC
 
 def check_text(text: str) -> str:
     """A text for the character LM, refused when too short, too long or of too many characters."""
+    for no, line in enumerate(_lines(text), 1):
+        _control(no, line)
     n, chars = len(text), set(text)
     if not MIN_TEXT_CHARS <= n <= MAX_TEXT_CHARS:
         raise DataError(f"the text has {n:,} characters; the character LM needs {MIN_TEXT_CHARS:,} to "
@@ -131,7 +187,7 @@ def check_text(text: str) -> str:
 
 def text_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     """The char-lm TaskConfig of a pasted text: the preset's context, as many validation windows as fit."""
-    text = check_text(decode(data, "the text").replace("\r\n", "\n"))
+    text = check_text("\n".join(_lines(decode(data, "the text"))))
     base = TASK_PRESETS["char-lm"]
     windows = len(text) - int(len(text) * 0.9) - base.max_len   # of the held-out tenth (CharLM.train_fraction)
     return base.replace(seed=seed, text=text, n_val=max(1, min(base.n_val, windows)))
@@ -192,5 +248,6 @@ class Pairs(Task):
         return [self._id[w] for w in self._answer.get(tuple(self.tokens(src_ids)), ())]
 
 
-__all__ = ["DataError", "Pairs", "check_size", "decode", "parse_pairs", "pairs_config", "check_text", "text_config",
-           "name_chars", "MAX_BYTES", "MAX_LINES", "MAX_SIDE_TOKENS", "MAX_TOKENS", "MAX_VOCAB"]
+__all__ = ["DataError", "Pairs", "check_size", "read_limited", "read_file", "decode", "parse_pairs", "pairs_config",
+           "check_text", "text_config", "name_chars", "MAX_BYTES", "MAX_LINES", "MIN_SOURCES", "MAX_SIDE_TOKENS",
+           "MAX_TOKENS", "MAX_VOCAB"]

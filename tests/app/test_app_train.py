@@ -2,13 +2,14 @@
 through the buttons (and from disk after a reload), and is then offered on every page; refusals
 (budget, busy server) and divergence show a message; settings come from a shared link or a recipe."""
 
+import math
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
 
-from explorer import runs, slots
+from explorer import budget, runs, slots
 from explorer.config import ModelConfig
 from explorer.jobs import TrainingJob
 from explorer.model import build_model
@@ -136,8 +137,9 @@ def test_a_run_stopped_by_a_reload_resumes_from_disk_in_a_new_tab(jobs):
     assert resumed.run_name != name and {name, resumed.run_name} <= {r.name for r in runs.list_runs()}
 
 
-def test_closing_the_tab_stops_its_jobs(jobs):
+def test_closing_the_tab_stops_its_jobs(jobs, monkeypatch):
     """What the session-scoped resource's on_release does when the session disconnects."""
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", math.inf)   # a job of hours, checked like any: let it start
     task = make_task("copy")
     job = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
                       TrainConfig(steps=100_000, batch_size=4, eval_every=0))
@@ -158,6 +160,7 @@ def test_a_run_too_big_for_the_machine_is_refused_with_a_message(jobs):
 
 def test_a_busy_server_queues_the_run_visibly_or_says_try_again(jobs, monkeypatch):
     monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", math.inf)   # a blocker of hours, checked like any: let it start
     task = make_task("reversal-fast")
     blocker = TrainingJob(build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, d_ff=32)), seed=0), task,
                           TrainConfig(steps=100_000, batch_size=4, eval_every=0))

@@ -1,5 +1,6 @@
 """`python -m explorer train ...` end to end, in a subprocess with its own runs folder."""
 
+import math
 import os
 import signal
 import subprocess
@@ -8,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import cli
+from explorer import budget, cli
 from explorer.cli import COMMANDS, main
 from explorer.runs import list_runs, load_run
 
@@ -46,6 +47,7 @@ def test_a_bad_flag_exits_2_with_the_message(tmp_path):
 
 def test_ctrl_c_stops_after_the_step_and_still_saves(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path))
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", math.inf)   # a run of minutes, checked like any: let it start
     real = cli.train_steps
 
     def interrupted_at_3(*args):

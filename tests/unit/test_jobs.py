@@ -18,6 +18,7 @@ from explorer import budget, slots
 from explorer.budget import check_budget, estimate_budget
 from explorer.config import CLASSROOM_PRESETS, REFERENCE_PRESETS, ModelConfig
 from explorer.jobs import TrainingJob
+from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.runs import list_runs, load_run
 from explorer.slots import pool_counts
@@ -164,6 +165,7 @@ def test_divergence_ends_the_job_and_keeps_finite_weights(task, make_job):
 def test_an_exception_in_the_worker_fails_the_job_with_its_message(make_job):
     broken = make_task(TASK)
     real, calls = broken.sample, []
+    check_run(tiny_model(broken).cfg, quick(), broken)   # start() probes the budget: before the source breaks
 
     def sample(batch_size, generator, by_length=False):
         calls.append(batch_size)
@@ -232,7 +234,8 @@ def test_progress_reports_a_rate_and_an_eta_while_running(task, make_job):
     assert job.join(60) and job.status == "finished"
 
 
-def test_close_ends_a_long_job_within_seconds(task, make_job):
+def test_close_ends_a_long_job_within_seconds(task, make_job, monkeypatch):
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", math.inf)   # a job of hours, checked like any: let it start
     job = make_job(task, quick(steps=100_000, eval_every=0))
     job.stop()  # before start: nothing happens, and start() still trains
     job.start()

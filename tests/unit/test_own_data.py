@@ -116,3 +116,47 @@ def test_pasted_text_gets_its_own_vocabulary_and_names_unknown_characters():
         text_config("twelve chars")
     with pytest.raises(DataError, match="the text uses 400 distinct characters; the limit is 300"):
         text_config("".join(chr(0x4E00 + i) for i in range(400)) * 2)
+
+
+SPLIT = [
+    ("a\tA\n" * 20 + "b\tB\n", "the file has 21 pairs but only 2 different sources; the 90/10 split is by source"),
+    ("a\tA\n" * 8 + "".join(f"{w}\t{w.upper()}\n" for w in "bcdef"),
+     "8 of the 13 pairs have the source 'a': held out for testing they would leave 5 to train"),
+]
+
+
+@pytest.mark.parametrize("data, message", SPLIT, ids=["2 sources", "one source holds most lines"])
+def test_a_file_without_enough_different_sources_to_train_is_refused_and_told_why(data, message):
+    with pytest.raises(DataError, match=message):
+        pairs_config(data)
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b", "\x7f", "\x85"], ids=["NUL", "ESC", "DEL", "NEL"])
+def test_control_characters_are_refused_by_line(char):
+    with pytest.raises(DataError, match=f"line 11: control character U\\+{ord(char):04X}"):
+        pairs_config(GOOD + f"c{char}d\tx\n")
+    with pytest.raises(DataError, match=f"line 2: control character U\\+{ord(char):04X}"):
+        text_config("x" * 600 + f"\ny{char}z")
+
+
+def test_a_cr_only_file_is_read_line_by_line():
+    assert parse_pairs(pairs_config(GOOD.replace("\n", "\r").encode()).text) == parse_pairs(GOOD)
+    with pytest.raises(DataError, match="line 11: no tab"):    # its lines are numbered as a reader counts them
+        pairs_config((GOOD + "c d e\n").replace("\n", "\r"))
+
+
+def test_a_stream_is_read_at_most_the_limit_and_one_byte(tmp_path):
+    class Endless:
+        asked = []
+
+        def read(self, n=-1):
+            self.asked.append(n)
+            return b"a" * n
+
+    with pytest.raises(DataError, match="the file is more than 4 MiB; the limit on this machine is 4 MiB"):
+        own_data.read_limited(Endless())
+    assert Endless.asked == [own_data.MAX_BYTES + 1]
+    with pytest.raises(DataError, match="more than 4 MiB"):
+        own_data.read_file("/dev/zero")
+    (tmp_path / "ok.tsv").write_text(GOOD)
+    assert own_data.read_file(tmp_path / "ok.tsv") == GOOD.encode()

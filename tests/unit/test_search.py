@@ -11,6 +11,7 @@ are compared, as it differs between any two trials (exact match is 0 for all of 
 
 import io
 import json
+import math
 import socket
 import sys
 from contextlib import redirect_stderr, redirect_stdout
@@ -18,7 +19,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import optuna
 import pytest
 
-from explorer import cli, runs
+from explorer import budget, cli, runs
 from explorer.search import PooledExecutor, SearchSpec, SerialExecutor, open_study, parse_space, run_search
 from explorer.search.driver import trial_spec
 from explorer.search.ray_cluster import RayUnavailable, connect
@@ -323,9 +324,10 @@ def test_a_stop_keeps_the_finished_trials_and_a_resume_runs_the_rest(tmp_path):
     assert [t["state"] for t in again["trials"]] == ["COMPLETE"] * 3
 
 
-def test_a_stop_ends_a_running_trial_after_its_step_and_it_does_not_count():
+def test_a_stop_ends_a_running_trial_after_its_step_and_it_does_not_count(monkeypatch):
     import threading
 
+    monkeypatch.setattr(budget, "MAX_RUN_SECONDS", math.inf)   # a trial of hours, checked like any: let it start
     spec = tiny(storage="memory", trials=1, steps=100_000)   # hours, were it not stopped
     stop = threading.Event()
     threading.Timer(1.0, stop.set).start()
