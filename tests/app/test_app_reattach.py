@@ -14,6 +14,7 @@ from ui import owner, search_job, search_params, training_job
 
 ME = "the-same-browser-token-0123456789"
 SEARCH = "pages/search.py"
+STEPS = 3_000   # more than a test waits for, well under the budget check even on a loaded machine
 
 
 def later(seconds: float) -> float:
@@ -22,7 +23,7 @@ def later(seconds: float) -> float:
 
 
 def test_a_reloaded_tab_shows_the_run_live_and_stops_it_another_visitor_sees_nothing(jobs):
-    first = open_train(20_000, **{owner.TOKEN: ME})
+    first = open_train(STEPS, **{owner.TOKEN: ME})
     job = job_of(click(first, "train_start"))
     poll_until(first, lambda: job.progress().step >= 2)
 
@@ -51,7 +52,7 @@ def test_a_reloaded_tab_shows_the_run_live_and_stops_it_another_visitor_sees_not
 
 
 def test_a_run_no_tab_polls_stops_after_the_grace_and_its_owner_is_pointed_to_resume(jobs, owned):
-    first = open_train(20_000, **{owner.TOKEN: ME})
+    first = open_train(STEPS, **{owner.TOKEN: ME})
     job = job_of(click(first, "train_start"))
     poll_until(first, lambda: job.progress().step >= 2)
     assert owned.sweep(now=later(owned.grace_s / 2)) == [] and not job.ended   # a reload is quicker
@@ -68,12 +69,12 @@ def test_a_run_no_tab_polls_stops_after_the_grace_and_its_owner_is_pointed_to_re
     later_tab = open_train(50, **{owner.TOKEN: ME})
     assert training_job.JOB not in later_tab.session_state
     pointer = [i.value for i in later_tab.info if "Your run" in i.value]
-    assert pointer == [f"Your run `{job.run_name}` stopped at step {stopped_at:,} of 20,000. **Resume** continues "
+    assert pointer == [f"Your run `{job.run_name}` stopped at step {stopped_at:,} of {STEPS:,}. **Resume** continues "
                        "it from there, as a run of its own."]
     assert not any("Your run" in i.value for i in open_train(50).info)   # not to another visitor
     click(later_tab, "train_resume_stopped")
     resumed = job_of(later_tab)
-    assert resumed is not job and resumed.train_cfg.steps == 20_000
+    assert resumed is not job and resumed.train_cfg.steps == STEPS
     poll_until(later_tab, lambda: resumed.progress().step >= stopped_at + 2)
     assert [r.to_row() for r in resumed.history()[:stopped_at]] == [r.to_row() for r in job.history()[:stopped_at]]
     click(later_tab, "train_stop")
