@@ -21,15 +21,16 @@ from collections import deque
 from typing import Protocol
 
 
-def _env_int(name: str, default: int, low: int, high: int) -> int:
+def env_number(name: str, default: int | float, low: int | float, high: int | float) -> int | float:
+    """The environment's number `name` (of default's type), clamped to [low, high]; default when unset or bad."""
     try:
-        return min(high, max(low, int(os.environ.get(name, str(default)))))
+        return min(high, max(low, type(default)(os.environ.get(name, str(default)))))
     except ValueError:  # a typo in the environment must not stop the server
         return default
 
 
-MAX_CONCURRENT_JOBS = _env_int("EXPLORER_MAX_JOBS", 2, 1, 1 << 16)
-BACKGROUND_NICE = _env_int("EXPLORER_JOB_NICE", 10, 0, 19)   # 2 jobs on 2 cores took the CPU from every rerun
+MAX_CONCURRENT_JOBS = env_number("EXPLORER_MAX_JOBS", 2, 1, 1 << 16)
+BACKGROUND_NICE = env_number("EXPLORER_JOB_NICE", 10, 0, 19)   # 2 jobs on 2 cores took the CPU from every rerun
 
 
 def background_priority() -> None:
@@ -121,4 +122,4 @@ def slot_pool() -> _SlotPool:
     return _POOL
 
 
-__all__ = ["MAX_CONCURRENT_JOBS", "SlotHolder", "pool_counts", "slot_pool"]
+__all__ = ["MAX_CONCURRENT_JOBS", "SlotHolder", "env_number", "pool_counts", "slot_pool"]

@@ -112,5 +112,5 @@ if job is not None:
     search_job.poll(job, lambda view: results(view, metric, metric == "val_loss",
                                               [d for d in job.spec.dims()]))
 elif spec is not None:
-    st.info("No search yet in this session. Press **Start**: trials train in the background, each in a "
+    st.info("No search yet in this browser. Press **Start**: trials train in the background, each in a "
             "training slot of this server, and show up here as they finish.", icon=":material/travel_explore:")

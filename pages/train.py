@@ -296,8 +296,11 @@ with st.container(border=True):
 job = training_job.current_job()
 controls(cfg, task, train_cfg, job, name_error)
 saved(job, train_cfg.steps if train_cfg is not None else 0)
-if job is None:
-    st.info("No run yet in this tab. Press **Train**: the default model learns to reverse digits in "
+left = training_job.stopped_run() if job is None else None  # a closed tab's run: "Your run X stopped at ..."
+if left is not None:
+    training_job.stopped_pointer(left)
+elif job is None:
+    st.info("No run yet in this browser. Press **Train**: the default model learns to reverse digits in "
             "about half a minute; or continue a saved run above.", icon=":material/model_training:")
 else:
     training_job.poll(job, live_numbers)

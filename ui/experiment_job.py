@@ -2,8 +2,9 @@
 (started and stopped by button callbacks, polled by a fragment), its line in the sidebar, and reading
 a result from the job or the shared cache.
 
-The job's worker thread makes no Streamlit call. It is kept in `st.session_state[EXP_JOB]` and
-handed to `ui.session_jobs` like a training job, so closing the tab stops it.
+The job's worker thread makes no Streamlit call. Like a training run it is the visitor's, not the tab's:
+`ui.session_jobs` keeps it for the owner cookie (and the session in `st.session_state[EXP_JOB]`), so a
+reloaded tab shows it again, and it stops only once no tab of the browser watches it.
 """
 
 from __future__ import annotations
@@ -20,9 +21,9 @@ from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
 from explorer.slots import pool_counts
 from ui.frame import live_fragment
-from ui.session_jobs import keep_with_tab
+from ui.session_jobs import EXPERIMENT, adopt, keep
 
-EXP_JOB = "experiment_job"        # this session's ExperimentJob (one at a time)
+EXP_JOB = "experiment_job"        # this visitor's ExperimentJob (one at a time)
 EXP_ERROR = "_exp_error"          # why the last Run click was refused, shown once
 EXP_SHOWN = "_exp_shown"          # cache key -> (file mtime, Result): a cached result is read once per session
 POLL_S = 0.5
@@ -32,7 +33,8 @@ OUTCOME = {True: "as predicted", False: "NOT as predicted"}
 
 
 def current_job() -> ExperimentJob | None:
-    return st.session_state.get(EXP_JOB)
+    """This visitor's experiment: started in this tab, in another of their browser, or before a reload."""
+    return adopt(EXPERIMENT, EXP_JOB)
 
 
 def active(job: ExperimentJob | None) -> bool:
@@ -46,7 +48,8 @@ def same(job: ExperimentJob | None, name: str, params) -> bool:
 def on_run(name: str, params, refresh: bool) -> None:
     """Button callback: start this session's experiment job (or leave a refusal for take_error)."""
     if active(current_job()):
-        st.session_state[EXP_ERROR] = "An experiment is already running in this session: stop it first."
+        st.session_state[EXP_ERROR] = ("An experiment of yours is already running (in this tab or another of "
+                                       "this browser): stop it first.")
         return
     if pool_counts()[1] >= MAX_WAITING:
         st.session_state[EXP_ERROR] = (f"The server is busy: {pool_counts()[1]} jobs are waiting for a slot. "
@@ -58,7 +61,7 @@ def on_run(name: str, params, refresh: bool) -> None:
         st.session_state[EXP_ERROR] = str(err)
         return
     st.session_state[EXP_JOB] = job
-    keep_with_tab(job)
+    keep(EXPERIMENT, job)
     job.start()
 
 

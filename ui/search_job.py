@@ -2,8 +2,9 @@
 button callbacks, polled by a fragment), and what its best trial offers: "Use this model" and its
 settings as a Train-page recipe.
 
-The job's driver thread makes no Streamlit call. It is kept in `st.session_state[SEARCH_JOB]` and handed
-to `ui.session_jobs`, so closing the tab stops it.
+The job's driver thread makes no Streamlit call. It is the visitor's, not the tab's: `ui.session_jobs` keeps
+it for the owner cookie (and the session in `st.session_state[SEARCH_JOB]`), so a reloaded tab shows it live
+again, and it stops only once no tab of the browser watches it.
 """
 
 from __future__ import annotations
@@ -20,17 +21,18 @@ from explorer.search.ray_cluster import RayUnavailable
 from explorer.search_job import SearchJob, SearchView
 from ui import experiment_job, models
 from ui.model_config import CFG, CONFIG_FIELDS
-from ui.session_jobs import keep_with_tab
+from ui.session_jobs import SEARCH, adopt, keep
 from ui.train_settings import SETTINGS
 
-SEARCH_JOB = "search_job"          # this session's SearchJob (one at a time)
+SEARCH_JOB = "search_job"          # this visitor's SearchJob (one at a time)
 SEARCH_ERROR = "_search_error"     # why the last Start click was refused, shown once
 _RECIPE = "_search_recipe"        # a run whose settings were just loaded for the Train page
 TRAIN_PAGE = "pages/train.py"
 
 
 def current_job() -> SearchJob | None:
-    return st.session_state.get(SEARCH_JOB)
+    """This visitor's search: started in this tab, in another of their browser, or before a reload."""
+    return adopt(SEARCH, SEARCH_JOB)
 
 
 def active(job: SearchJob | None) -> bool:
@@ -42,7 +44,8 @@ def on_start(spec: SearchSpec | None, owner: str) -> None:
     if spec is None:
         return
     if active(current_job()):
-        st.session_state[SEARCH_ERROR] = "A search is already running in this session: stop it first."
+        st.session_state[SEARCH_ERROR] = ("A search of yours is already running (in this tab or another of this "
+                                          "browser): stop it first.")
         return
     try:
         job = SearchJob(spec, owner=owner)
@@ -51,7 +54,7 @@ def on_start(spec: SearchSpec | None, owner: str) -> None:
         st.session_state[SEARCH_ERROR] = str(err)
         return
     st.session_state[SEARCH_JOB] = job
-    keep_with_tab(job)
+    keep(SEARCH, job)
 
 
 def on_stop() -> None:

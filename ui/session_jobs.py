@@ -1,109 +1,47 @@
-"""The jobs a browser tab started (training runs, experiments), stopped when the tab closes.
-
-A session-scoped resource holds every job the tab started; its `on_release` runs when the session
-disconnects. A tab that reconnects within RECONNECT_GRACE_S keeps its jobs (`take_back`). Jobs are
-anything with `ended`, `stop()` and a `name`; their worker threads make no Streamlit call.
+"""The jobs of this browser (a training run, an experiment, a search), kept by the owner cookie, not by the
+tab: `explorer.owned_jobs` holds them server-wide. A reloaded or reopened tab of the same browser finds its
+jobs there and shows them live; another visitor never gets them. Every page's run and a heartbeat fragment
+tell the registry that a tab of this owner still watches; a job no tab watched for GRACE_S stops (keeping
+what it learned) and frees its slot.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-
 import streamlit as st
-from streamlit import runtime
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-# A browser reconnects in about a second; a closed tab's run must stop within 5 s, and the stop itself
-# waits for the current step.
-RECONNECT_GRACE_S = 2.5
+from explorer.owned_jobs import BEAT_S, owned_jobs
+from ui.owner import owner_id
 
-log = logging.getLogger(__name__)
+TRAIN, EXPERIMENT, SEARCH = "train", "experiment", "search"
 
 
-class SessionJobs:
-    """The jobs one browser tab started (a list: a tab starts few)."""
-
-    def __init__(self, session_id: str | None = None) -> None:
-        self.session_id = session_id
-        self.jobs: list = []
-
-    def add(self, job) -> None:
-        self.jobs = [j for j in self.jobs if not j.ended and j is not job] + [job]
+def keep(kind: str, job) -> None:
+    """`job` is this visitor's job of `kind` (TRAIN, EXPERIMENT, SEARCH), in every tab of their browser."""
+    owned_jobs().register(owner_id(), kind, job)
 
 
-# Active jobs of a connection that closed, by session id, until the session comes back for them.
-_ORPHANS: dict[str | None, list] = {}
-_ORPHANS_LOCK = threading.Lock()
+def job(kind: str):
+    """This visitor's job of `kind`, started in this tab or another of their browser, or None."""
+    return owned_jobs().job(owner_id(), kind)
 
 
-def _session_id() -> str | None:
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else None
+def adopt(kind: str, key: str):
+    """This visitor's job of `kind`, kept in st.session_state[key] too: the registry's when it has one (a job
+    started in another tab of this browser, or before a reload), else the one this session had."""
+    found = job(kind)
+    if found is not None and st.session_state.get(key) is not found:
+        st.session_state[key] = found
+    return st.session_state.get(key)
 
 
-def _connected(session_id: str | None) -> bool:
-    """Whether the session has a live connection (internal to Streamlit 1.67, not part of st.*)."""
-    return session_id is not None and runtime.exists() and runtime.get_instance().is_active_session(session_id)
+def heartbeat() -> None:
+    """Tell the registry this tab watches its owner's jobs: now, and every BEAT_S while one is active,
+    from a fragment that draws nothing (so it needs no container of its own, see ui.frame.live_fragment)."""
+    registry, owner = owned_jobs(), owner_id()
+    registry.seen(owner)
+    if registry.active(owner):
+        st.fragment(run_every=BEAT_S)(_beat)()
 
 
-def release(holder: SessionJobs) -> None:
-    """The tab's connection closed. Streamlit releases session resources on every disconnect, a network
-    blip included, and resumes the same session when the browser reconnects (~1 s): stopping at once
-    stopped a run at every blip. So the jobs stop after their current step RECONNECT_GRACE_S from now
-    unless the session is connected again by then (and it takes them back, `take_back`). No join and
-    no wait here: this runs on the server's event loop; a worker that ends saves its run as usual."""
-    active = [job for job in holder.jobs if not job.ended]
-    if active:
-        with _ORPHANS_LOCK:
-            _ORPHANS.setdefault(holder.session_id, []).extend(active)
-        _watch(holder.session_id, active)
-
-
-def _watch(session_id: str | None, jobs: list) -> None:
-    """RECONNECT_GRACE_S from now: stop the jobs if their session is still disconnected; if it is back
-    but has not rerun yet to take them (`take_back`), look again later."""
-    def check() -> None:
-        left = [job for job in jobs if not job.ended]
-        if not left:
-            return
-        if _connected(session_id):
-            with _ORPHANS_LOCK:
-                waiting = [job for job in _ORPHANS.get(session_id, []) if job in left]
-            if waiting:
-                _watch(session_id, waiting)
-            return
-        with _ORPHANS_LOCK:  # gone: forget them, even if a rerun in flight at the close took them back
-            rest = [job for job in _ORPHANS.pop(session_id, []) if job not in left]
-            if rest:
-                _ORPHANS[session_id] = rest
-        log.warning("session %s still disconnected %.1f s after its connection closed: stopping %s",
-                    session_id, RECONNECT_GRACE_S, ", ".join(str(getattr(job, "name", job)) for job in left))
-        for job in left:
-            job.stop()
-
-    timer = threading.Timer(RECONNECT_GRACE_S, check)
-    timer.daemon = True
-    timer.start()
-
-
-@st.cache_resource(scope="session", on_release=release, show_spinner=False)
-def _holder() -> SessionJobs:
-    return SessionJobs(_session_id())
-
-
-def take_back() -> None:
-    """After a reconnect, this session takes back the jobs its last connection left (called on every
-    rerun and poll), so that closing the tab later stops them."""
-    session_id = _session_id()
-    if session_id not in _ORPHANS or not _connected(session_id):  # nearly always: nothing to take back
-        return
-    holder = _holder()
-    with _ORPHANS_LOCK:
-        for job in _ORPHANS.pop(session_id, []):
-            holder.add(job)
-
-
-def keep_with_tab(job) -> None:
-    """Stop `job` when this tab closes (after the grace for a reconnect)."""
-    _holder().add(job)
+def _beat() -> None:
+    owned_jobs().seen(owner_id())

@@ -1,10 +1,12 @@
 """Glue between a browser session and its background training job, and the job's status in the
 sidebar of every page.
 
-The job is an `explorer.jobs.TrainingJob`: its worker thread makes no Streamlit call. The session
-keeps it in `st.session_state[JOB]` and hands it to `ui.session_jobs`, which stops it when the tab
-closes. Pages poll a job from a fragment that reruns a few times a second while the job is active;
-when the job ends the fragment reruns the whole app, which draws it again without polling.
+The job is an `explorer.jobs.TrainingJob`: its worker thread makes no Streamlit call. It is the
+visitor's, not the tab's: `ui.session_jobs` keeps it for the owner cookie, so a reloaded or reopened tab
+of the same browser shows it again (and the session keeps it in `st.session_state[JOB]`). Pages poll a job
+from a fragment that reruns a few times a second while the job is active; when the job ends the fragment
+reruns the whole app, which draws it again without polling. A run no tab watched any more stopped and
+saved itself: `stopped_run` points to it, with Resume.
 """
 
 from __future__ import annotations
@@ -15,11 +17,12 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer import runs
-from explorer.checkpoints import CheckpointError
+from explorer.checkpoints import CheckpointError, read_meta
 from explorer.config import ModelConfig
 from explorer.jobs import ENDED, TrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
+from explorer.resume import can_resume
 from explorer.slots import pool_counts
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
@@ -31,10 +34,10 @@ from ui.models import RUN, SESSION_RUNS, add_session_run, select_run
 from ui.own_data import current as current_own
 from ui.own_data import refusal as own_refusal
 from ui.owner import owner_id
-from ui.session_jobs import keep_with_tab, take_back
+from ui.session_jobs import TRAIN, adopt, heartbeat, keep
 from ui.train_settings import TRAIN_NAME, check_run_name, duration, settings_values, train_config
 
-JOB = "train_job"                 # this session's TrainingJob; every page's sidebar shows its progress
+JOB = "train_job"                 # this visitor's TrainingJob; every page's sidebar shows its progress
 _JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
 TRAIN_ERROR = "_train_error"      # why the last Train / Resume click was refused, shown once
 POLL_S = 0.5            # the Train page's progress and numbers
@@ -44,10 +47,12 @@ SIDEBAR_POLL_S = 1.0    # the sidebar's progress line on other pages
 QUEUE_POLL_S = 1.5      # any view of a queued run: only its place in the queue changes (see poll)
 MAX_WAITING = 6         # a longer queue refuses new runs: "try again in a minute"
 TRAIN_PAGE, TRAIN_URL = "pages/train.py", "train"
+BUSY = "A run of yours is already training (in this tab or another of this browser): stop it first."
 
 
 def current_job() -> TrainingJob | None:
-    return st.session_state.get(JOB)
+    """This visitor's run: started in this tab, in another of their browser, or before a reload."""
+    return adopt(TRAIN, JOB)
 
 
 def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
@@ -57,10 +62,10 @@ def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
 
 
 def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, name: str | None = None) -> str | None:
-    """Start a new run for this session, named `name` (else `run_name`); returns why it was refused, or None."""
+    """Start a new run for this visitor, named `name` (else `run_name`); returns why it was refused, or None."""
     old = current_job()
     if old is not None and not old.ended:
-        return "A run is already training in this session: stop it first."
+        return BUSY
     _, waiting = pool_counts()
     if waiting >= MAX_WAITING:
         return (f"The server is busy: {waiting} runs are waiting for a training slot. "
@@ -72,7 +77,7 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, nam
     except ValueError as err:
         return str(err)
     st.session_state[JOB] = job
-    keep_with_tab(job)
+    keep(TRAIN, job)
     job.start()
     return None
 
@@ -91,11 +96,11 @@ def on_train() -> None:
 
 
 def resume_saved(name: str, more: int) -> str | None:
-    """Continue saved run `name` as this session's job (from where it stopped; a finished run trains
+    """Continue saved run `name` as this visitor's job (from where it stopped; a finished run trains
     `more` steps beyond its end). It saves as a run of its own. Returns why it was refused, or None."""
     old = current_job()
     if old is not None and not old.ended:
-        return "A run is already training in this session: stop it first."
+        return BUSY
     _, waiting = pool_counts()
     if waiting >= MAX_WAITING:
         return f"The server is busy: {waiting} runs are waiting for a training slot. Try again in a minute."
@@ -105,7 +110,7 @@ def resume_saved(name: str, more: int) -> str | None:
     except (ValueError, RuntimeError, OSError, CheckpointError) as err:
         return f"Run {name!r} cannot resume: {err}"
     st.session_state[JOB] = job
-    keep_with_tab(job)
+    keep(TRAIN, job)
     return None
 
 
@@ -114,6 +119,32 @@ def on_resume_saved(key: str, more: int) -> None:
     name = st.session_state.get(key)
     if name:
         st.session_state[TRAIN_ERROR] = resume_saved(name, more)
+
+
+def stopped_run() -> runs.RunInfo | None:
+    """This visitor's newest saved run if it stopped before its last step and can resume: the run a closed
+    tab (or Stop) left, to point to when no run of theirs is here."""
+    me = owner_id()
+    info = next((r for r in runs.list_runs() if r.owner == me), None)
+    if info is None or info.steps >= int(info.train.get("steps", 0)) or not can_resume(info.path):
+        return None
+    try:
+        return info if read_meta(info.path).get("status") == "stopped" else None  # not diverged
+    except (OSError, CheckpointError):
+        return None
+
+
+def stopped_pointer(info: runs.RunInfo) -> None:
+    """Where this visitor's run is after its tab closed: "Your run X stopped at step N of M", with Resume."""
+    st.info(f"Your run `{info.name}` stopped at step {info.steps:,} of {int(info.train['steps']):,}. **Resume** "
+            "continues it from there, as a run of its own.", icon=":material/pause_circle:")
+    st.button("Resume", key="train_resume_stopped", icon=":material/resume:", on_click=on_resume_run,
+              args=(info.name,), help="Continue exactly where it stopped; the saved run stays as it is.")
+
+
+def on_resume_run(name: str) -> None:
+    """Button callback: resume this visitor's stopped run `name` (stopped_pointer)."""
+    st.session_state[TRAIN_ERROR] = resume_saved(name, 0)
 
 
 def on_stop() -> None:
@@ -131,7 +162,7 @@ def on_resume(extra_steps: int | None = None) -> None:
     except (RuntimeError, ValueError) as err:
         st.session_state[TRAIN_ERROR] = str(err)
         return
-    keep_with_tab(job)
+    keep(TRAIN, job)  # watched afresh, in case the registry forgot the ended job
 
 
 def take_error() -> str | None:
@@ -173,7 +204,6 @@ def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = P
     drawn = job.status
 
     def live() -> None:
-        take_back()
         now = job.status
         if now in ENDED and drawn not in ENDED:
             finalize(job)
@@ -195,8 +225,8 @@ def progress_text(job: TrainingJob) -> str:
 def job_status(page=None) -> None:
     """The sidebar's line about this session's run, on every page (app.py draws it with the page
     about to run). On the Train page it does not poll: the page's own live view does, and reruns
-    the app when the job ends."""
-    take_back()
+    the app when the job ends. It also tells the server this tab still watches the visitor's jobs."""
+    heartbeat()
     job = current_job()
     if job is None:
         return

@@ -4,9 +4,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer import checkpoints
+from explorer import checkpoints, owned_jobs
 from explorer.experiment_job import ExperimentJob
 from explorer.jobs import TrainingJob
+from explorer.owned_jobs import OwnedJobs
 from explorer.slots import pool_counts
 
 
@@ -18,6 +19,15 @@ def runs_dir(tmp_path, monkeypatch) -> Path:
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(path))
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", tmp_path / "pretrained")
     return path
+
+
+@pytest.fixture(autouse=True)
+def owned(monkeypatch) -> OwnedJobs:
+    """The test's own registry of owned jobs, swept only when the test says (`owned.sweep(now=...)`): a job
+    of one test never reattaches in the next one, whose AppTests may share an owner token."""
+    fresh = OwnedJobs(reap=False)
+    monkeypatch.setattr(owned_jobs, "_JOBS", fresh)
+    return fresh
 
 
 @pytest.fixture

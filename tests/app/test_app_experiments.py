@@ -6,6 +6,7 @@ thread alive at interpreter exit aborts the process). AppTest never fires `run_e
 
 import dataclasses
 import json
+import time
 
 import pytest
 
@@ -13,13 +14,15 @@ from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
 from tests.app.test_app import assert_ok, open_app
 from tests.app.training_helpers import poll_until
-from ui import experiment_job, experiment_params, session_jobs
+from ui import experiment_job, experiment_params, owner, session_jobs
 
 PAGE = "pages/experiments.py"
+SAME_BROWSER = "the-same-browser-token-0123456789"
 
 
-def open_experiment(name: str, budget: str = "full"):
-    at = open_app(PAGE)
+def open_experiment(name: str, budget: str = "full", token: str | None = None):
+    """The page on experiment `name`; `token` is the browser's owner cookie (None: a visitor of its own)."""
+    at = open_app(PAGE, state={owner.TOKEN: token} if token else None)
     at.segmented_control(key=experiment_params.EXP_NAME).set_value(name).run()
     at.segmented_control(key=experiment_params.EXP_BUDGET).set_value(budget).run()
     assert_ok(at)
@@ -154,13 +157,26 @@ def test_a_sweep_axis_brings_its_own_example_values():
     assert values.value == "pre, post" and not at.error
 
 
-def test_closing_the_tab_stops_the_experiment(jobs, tmp_path):
-    holder = session_jobs.SessionJobs()
+def test_an_experiment_no_tab_polls_stops_after_the_grace(jobs, owned, tmp_path):
     job = ExperimentJob("pe-order", cache_dir=tmp_path)
-    holder.add(job)
+    owned.register("an-owner", session_jobs.EXPERIMENT, job)   # what Run does (ui.experiment_job.on_run)
     job.start()
-    session_jobs.release(holder)  # what Streamlit calls when the session disconnects
+    assert owned.sweep(now=time.monotonic() + owned.grace_s / 2) == [] and not job.ended
+    assert owned.sweep(now=time.monotonic() + owned.grace_s + 1) == [job]   # no tab of its owner polled it
     assert job.join(60) and job.status == "stopped"
+
+
+def test_a_reloaded_tab_shows_the_running_experiment_and_stops_it_another_visitor_does_not(jobs):
+    first = open_experiment("pe-order", token=SAME_BROWSER)
+    first.button(key="exp_run").click().run()
+    job = first.session_state[experiment_job.EXP_JOB]
+    again = open_experiment("pe-order", token=SAME_BROWSER)   # the same browser, reloaded
+    assert again.session_state[experiment_job.EXP_JOB] is job and not again.button(key="exp_stop").disabled
+    stranger = open_experiment("pe-order")
+    assert experiment_job.EXP_JOB not in stranger.session_state and stranger.button(key="exp_stop").disabled
+    again.button(key="exp_stop").click().run()
+    poll_until(again, lambda: job.ended)
+    assert job.status == "stopped"
 
 
 def test_an_experiment_runs_on_uploaded_pairs_and_a_bad_file_is_refused(jobs):
