@@ -1,9 +1,11 @@
 """`pip install .` makes the library a package another project can depend on: `import explorer` and the
-`explorer` command work outside the checkout (into a fresh venv that borrows the machine's torch, so
-nothing is downloaded)."""
+`explorer` command work outside the checkout (into a fresh venv that borrows the packages of the Python
+running the tests, installed by requirements-dev: torch, setuptools; so nothing is downloaded and nothing of
+the base interpreter's is used)."""
 
 import os
 import shutil
+import site
 import subprocess
 import sys
 from pathlib import Path
@@ -26,10 +28,12 @@ def test_pip_install_gives_the_package_and_the_explorer_command(tmp_path):
         else:
             shutil.copy(REPO / name, src / name)
     venv = tmp_path / "venv"
-    # No pip of its own: ensurepip's old setuptools would shadow the machine's; the machine's pip installs into it.
-    assert _run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", str(venv)],
-                tmp_path).returncode == 0
+    # No pip of its own (ensurepip's setuptools 65 cannot build a wheel); a .pth lends it this Python's packages
+    # (its pip, setuptools, torch), after its own site-packages, where the install goes.
+    assert _run([sys.executable, "-m", "venv", "--without-pip", str(venv)], tmp_path).returncode == 0
     python, command = venv / "bin" / "python", venv / "bin" / "explorer"
+    own = _run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], tmp_path)
+    Path(own.stdout.strip(), "lent.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     done = _run([str(python), "-m", "pip", "install", "--no-deps", "--no-build-isolation", "--no-index", "-q",
                  str(src)], tmp_path)
     assert done.returncode == 0, done.stderr

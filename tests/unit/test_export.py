@@ -1,6 +1,7 @@
 """Reports, figure kinds and the export commands, without a browser: what each one contains, and the
 one-line errors of bad input (the images themselves: tests/system/test_export_images.py)."""
 
+import json
 import re
 
 import numpy as np
@@ -14,6 +15,20 @@ from explorer.report import MAX_METRIC_ROWS, build_report, evaluated_steps
 from explorer.snapshots import load_snapshots
 from explorer.subject import open_subject
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
+
+
+def report_figures(html: str) -> list[dict]:
+    """Each Plotly.newPlot(id, data, layout, ...) of a report as {"data", "layout"}, parsed as JSON: plotly
+    writes non-ASCII text escaped or not depending on its JSON engine (orjson or the standard json)."""
+    decode, figures = json.JSONDecoder().raw_decode, []
+    for call in re.finditer(r"Plotly\.newPlot\(\s*", html):
+        args, at = [], call.end()
+        for _ in range(3):
+            value, at = decode(html, at)
+            args.append(value)
+            at = re.compile(r"\s*,\s*").match(html, at).end()
+        figures.append({"data": args[1], "layout": args[2]})
+    return figures
 
 
 @pytest.fixture
@@ -138,7 +153,9 @@ def test_report_of_a_shipped_model_with_replayed_training_has_its_time_lapse():
     subject = open_subject("reversal-fast")
     assert len(subject.snapshots) > 2
     html = build_report(subject)
-    assert "has no attention snapshots" not in html and '"label":"▶ Play"' in html
+    labels = [b.get("label") for f in report_figures(html) for m in f["layout"].get("updatemenus", [])
+              for b in m["buttons"]]
+    assert "has no attention snapshots" not in html and "▶ Play" in labels
 
 
 def test_evaluated_steps_are_thinned_but_keep_the_last():
