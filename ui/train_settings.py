@@ -9,6 +9,7 @@ import streamlit as st
 
 from explorer.budget import check_budget, estimate_budget
 from explorer.config import ModelConfig
+from explorer.quoting import md
 from explorer.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
@@ -103,9 +104,8 @@ def check_run_name(text) -> tuple[str | None, str | None]:
         fixed = None
     if fixed == text:
         return text, None
-    shown = text.replace("`", "'")
-    hint = f" For example: `{fixed}`." if fixed else ""
-    return None, (f"The run name `{shown}` cannot be used: a run name has at most {MAX_NAME} letters, digits, dots, "
+    hint = f" For example: {md(fixed)}." if fixed else ""
+    return None, (f"The run name {md(text)} cannot be used: a run name has at most {MAX_NAME} letters, digits, dots, "
                   f"underscores or dashes (no spaces), and starts with a letter, a digit or an underscore.{hint}")
 
 
