@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 
-LABEL_CHARS = 12   # a token's tick label at most (longer ones end in "…"; the hover keeps it whole)
+LABEL_CHARS = 16   # a token's tick label at most (longer ones end in "…"; the hover keeps it whole)
 MD_CHARS = 60      # a value quoted in a message at most, by default
 ELLIPSIS = "…"
 # Bidirectional embeddings, overrides, isolates and marks: they reorder the text around them.
