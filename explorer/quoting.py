@@ -4,9 +4,11 @@ names) quoted once for markdown (Streamlit's st.markdown, st.caption, st.warning
 
 - `md(text)`: a code span, the one markdown construct inside which nothing is parsed (no link, image,
   autolink, directive, emoji or math); its fence is longer than any run of backticks in the text.
-- `md_text(text)`: prose that may hold visitor text (a library's error message): every ASCII punctuation
-  backslash-escaped, and the autolinks GFM finds in plain text (https://, www., a@b) broken by a zero-width
-  space, since escapes alone do not stop them (checked in Chromium with Streamlit 1.67).
+- `md_text(text)`: prose that may hold visitor text (a library's error message), on one line: backslash-
+  escaped where markdown would start markup (emphasis, code, math, a tag or an entity, a link's `](`, a
+  block marker first), and what escapes alone do not stop broken by a zero-width space: GFM's autolinks in
+  plain text (https://, www., a@b) and Streamlit's `:name` directives, icons and emoji (checked in
+  Chromium with Streamlit 1.67). The rest of the message stays as written.
 - `label(text)`: for Plotly, `<`, `>` and `&` escaped (Plotly reads tags and entities in every string it
   draws), and a long token shortened with an ellipsis; `hover(text)` the same, kept whole.
 
@@ -25,8 +27,14 @@ ELLIPSIS = "…"
 _BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _C0 = re.compile("[\x00-\x1f\x7f]")
 _C1 = re.compile("[\x80-\x9f]")
-_PUNCTUATION = re.compile(r"([!-/:-@\[-`{-~])")
-_AUTOLINK = re.compile(r"(?<=:)(?=//)|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
+# What starts markup on one line: \ ` * ~ $ < > &, "_" not inside a word, "(" after "]", "[" after a word
+# (a directive's ":red["), and a block
+# marker at the start (# > - + = or "1." / "1)").
+_MARKUP = re.compile(r"([\\`*~$<>&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|(?<=\])\(|(?<=[A-Za-z0-9])\[|^[#>+=-])")
+_ORDERED = re.compile(r"^(\d{1,9})([.)])")   # "1." or "1)" first: an ordered list
+# Broken by a zero-width space (an escape does not stop them): autolinks, and a colon opening a directive, an
+# icon or an emoji (":red[", ":material/", ":smile:").
+_AUTOLINK = re.compile(r"(?<=:)(?=//|[A-Za-z0-9])|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
 _ZWSP = "\u200b"
 _PLOTLY = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
@@ -53,8 +61,8 @@ def md(text, limit: int | None = MD_CHARS) -> str:
 
 
 def md_text(text, limit: int | None = None) -> str:
-    """`text` as plain markdown prose: every markdown character escaped, no autolink."""
-    return _PUNCTUATION.sub(r"\\\1", _AUTOLINK.sub(_ZWSP, shorten(text, limit)))
+    """`text` as plain markdown prose: no markup, no link, no autolink (see the module's docstring)."""
+    return _ORDERED.sub(r"\1\\\2", _MARKUP.sub(r"\\\1", _AUTOLINK.sub(_ZWSP, shorten(text, limit))))
 
 
 def hover(text) -> str:

@@ -63,7 +63,7 @@ def live_markdown(markdown: str) -> list[str]:
     """What of a hostile value markdown would parse as a link, an image, an autolink or a tag: [] if none."""
     parsed = outside_code(markdown)
     unescaped = re.sub(r"\\.", "", parsed)
-    found = [m for m in ("](https://ex.com", "![i]", "<i>it", "<b>B", "<img") if m in unescaped]
+    found = [m for m in ("](https://ex.com", "![i](", "<i>it", "<b>B", "<img") if m in unescaped]
     return found + re.findall(r"(?:https?:/|www\.|@)ex\.com", parsed.replace("\\", ""))
 
 

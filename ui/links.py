@@ -60,7 +60,7 @@ def adopt_from_url(specs: Iterable[UrlSpec]) -> None:
         else:
             shown = default if labels is None else labels.get(default, default)
             st.session_state.setdefault(IGNORED, []).append(
-                f"{md(f'{key}={text}')} is not valid (it takes {valid}), so it is {md(shown)}")
+                f"{md(f'{key}={text}')} is not valid (it takes {valid}), so it is {shown}")
 
 
 def say_ignored() -> None:
