@@ -34,7 +34,7 @@ _MARKUP = re.compile(r"([\\`*~$<>&]|(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])|(?<=\])\(
 _ORDERED = re.compile(r"^(\d{1,9})([.)])")   # "1." or "1)" first: an ordered list
 # Broken by a zero-width space (an escape does not stop them): autolinks, and a colon opening a directive, an
 # icon or an emoji (":red[", ":material/", ":smile:").
-_AUTOLINK = re.compile(r"(?<=:)(?=//|[A-Za-z0-9])|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
+_AUTOLINK = re.compile(r"(?<=:)(?=//|[A-Za-z])|(?<=www)(?=\.)|(?<=@)", re.IGNORECASE)
 _ZWSP = "\u200b"
 _PLOTLY = str.maketrans({"&": "&amp;", "<": "&lt;", ">": "&gt;"})
 
