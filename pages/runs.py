@@ -7,6 +7,7 @@ import streamlit as st
 
 from explorer import runs
 from explorer.figures.curves import training_curves
+from explorer.quoting import md_text
 from explorer.resume import can_resume
 from explorer.subject import Subject, open_subject
 from explorer.tasks import TASK_PRESETS
@@ -230,7 +231,7 @@ def do_delete(name: str) -> None:
     if error:
         st.session_state[state.RUNS_ERROR] = error
     else:
-        st.toast(f"Deleted run {name}.", icon=":material/delete:")
+        st.toast(f"Deleted run {md_text(name)}.", icon=":material/delete:")
 
 
 def confirm_delete() -> None:
@@ -241,7 +242,7 @@ def confirm_delete() -> None:
     if name is None:
         return
     with st.container(border=True):
-        st.warning(f"Delete run **{name}**? Its folder on disk and its place in the sidebar go; this cannot "
+        st.warning(f"Delete run **{md_text(name)}**? Its folder on disk and its place in the sidebar go; this cannot "
                    "be undone.", icon=":material/delete:")
         row = st.container(horizontal=True)
         row.button("Yes, delete", key="runs_delete_yes", type="primary", on_click=do_delete, args=(name,))
@@ -259,7 +260,7 @@ confirm_delete()
 all_runs = collect()
 job = training_job.current_job()
 if job is not None and not job.ended:
-    st.caption(f"Run **{job.name}** is training now; it appears here when it stops.")
+    st.caption(f"Run **{md_text(job.name)}** is training now; it appears here when it stops.")
 if not all_runs:
     st.info("No runs yet: train one on the **Train** page.", icon=":material/model_training:")
 else:
@@ -267,6 +268,6 @@ else:
     rows = [i for i in event.selection.rows if i < len(all_runs)]
     chosen = [all_runs[i] for i in rows] or all_runs[:1]
     if not rows:
-        st.caption(f"Showing the newest run, **{chosen[0].name}**: tick rows in the table to compare several.")
+        st.caption(f"Showing the newest run, **{md_text(chosen[0].name)}**: tick rows in the table to compare several.")
     compare(chosen)
     export(chosen)

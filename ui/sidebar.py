@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.quoting import md
+from explorer.quoting import md, md_text
 from explorer.runs import name_was_used, safe_name
 from ui.model_config import DEFAULTS, build_config, current_config, current_task
 from ui.models import (
@@ -94,7 +94,7 @@ def model_picker() -> SelectedModel:
     try:
         entries = pretrained_entries()
     except ValueError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(md_text(err), icon=":material/error:")
         entries = []
     runs = run_names()
     if not entries:
@@ -102,10 +102,10 @@ def model_picker() -> SelectedModel:
     try:
         sel = _pick(entries, runs)
     except ValueError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(md_text(err), icon=":material/error:")
         sel = _untrained()
     facts = model_facts(sel.config, sel.task)
-    st.caption(f"**{sel.label}** · {facts['Architecture']} · d_model {facts['d_model']} · "
+    st.caption(f"**{md_text(sel.label)}** · {facts['Architecture']} · d_model {facts['d_model']} · "
                f"{sel.config.n_heads} heads · {facts['Layers']} layers · {facts['Positions']} · "
                f"{facts['Norm']} · {facts['Parameters']} params")
     st.session_state[SELECTED] = sel

@@ -9,7 +9,7 @@ import streamlit as st
 
 from explorer.budget import check_budget, estimate_budget
 from explorer.config import ModelConfig
-from explorer.quoting import md
+from explorer.quoting import md, md_text
 from explorer.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
@@ -89,7 +89,7 @@ def settings_widgets(columns: int = 4) -> tuple[TrainConfig | None, str | None]:
                                               horizontal=True, help="CPU threads for this run.")
     cfg, err = train_config(values)
     if err:
-        st.error(f"**These settings do not work.** {err}", icon=":material/error:")
+        st.error(f"**These settings do not work.** {md_text(err)}", icon=":material/error:")
     return cfg, err
 
 
