@@ -13,6 +13,10 @@ visitor's browser). Passing `owner=` to `delete_run` or `claim_run` acts for tha
 another's run; a run without an owner (saved by the CLI, or before runs had owners) is nobody's, so
 an owner cannot change it; calls without `owner=` (the CLI, a notebook, the jobs' own bookkeeping)
 act for whoever can write the folder.
+
+A run trained on a visitor's own data (`TaskConfig.text`: an uploaded TSV, a pasted text) holds that data
+in meta.json, so it is private: `visible_to(viewer)` is True only for its owner until the owner shares it
+(`share_run`). The app lists and opens only the runs `visible_runs(viewer)` gives; the CLI sees them all.
 """
 
 from __future__ import annotations
@@ -71,6 +75,16 @@ class RunInfo:
     duration: float   # seconds of training
     created: str      # ISO time
     owner: str | None = None  # who may delete it (None: nobody's, see the module's docstring)
+    private: bool = False     # holds its owner's own data and is not shared: only the owner sees it
+
+    @property
+    def own_data(self) -> bool:
+        """Whether the run was trained on a visitor's own data (and carries it)."""
+        return bool(self.task.get("text"))
+
+    def visible_to(self, viewer: str | None) -> bool:
+        """Whether the visitor `viewer` (an owner id) may list, open and download this run."""
+        return not self.private or (self.owner is not None and self.owner == viewer)
 
 
 def _final(history: list[StepMetrics], labels: tuple[str, ...]) -> dict:
@@ -135,6 +149,7 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None
     meta = {**(extra or {}), **({"owner": owner} if owner else {}),
+            **({"private": True} if task_cfg.text else {}),
             "name": path.name, "task": task_cfg.to_dict(), "train": train_cfg.to_dict(),
             "final": _final(history, labels),
             "steps": (last.step - (last.stopped is not None)) if last else 0,
@@ -158,7 +173,8 @@ def _info(path: Path) -> RunInfo:
     return RunInfo(name=path.name, path=path, task=dict(meta["task"]), model=dict(meta["model"]),
                    train=dict(meta["train"]), final=dict(meta.get("final") or {}),
                    steps=int(meta.get("steps", 0)), duration=duration if math.isfinite(duration) else 0.0,
-                   created=str(meta.get("created", "")), owner=_owner(meta))
+                   created=str(meta.get("created", "")), owner=_owner(meta),
+                   private=bool(meta.get("private", bool(meta["task"].get("text")))))  # older runs: by their data
 
 
 def _owner(meta: dict) -> str | None:
@@ -178,6 +194,16 @@ def list_runs() -> list[RunInfo]:
         except Exception:  # a half-written or hand-edited folder must not break the Runs page
             continue
     return sorted(out, key=lambda r: (r.created, r.name), reverse=True)
+
+
+def visible_runs(viewer: str | None) -> list[RunInfo]:
+    """The runs the visitor `viewer` may see (`RunInfo.visible_to`), newest first."""
+    return [info for info in list_runs() if info.visible_to(viewer)]
+
+
+def run_info(name: str) -> RunInfo:
+    """What meta.json says of run `name`; ValueError for a name that is not one, FileNotFoundError if absent."""
+    return _info(_path(name))
 
 
 def _path(name: str) -> Path:
@@ -256,5 +282,16 @@ def claim_run(name: str, owner: str) -> None:
         raise PermissionError(f"run {name!r} belongs to another visitor: it cannot be claimed")
 
 
-__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "run_folder", "load_run", "open_for_resume",
+def share_run(name: str, owner: str, shared: bool) -> None:
+    """The owner shares run `name` with every visitor (`shared`), or makes it private again; another
+    visitor's run, or nobody's, is refused (PermissionError)."""
+    path = _path(name)
+    _writable(path)
+    meta = read_meta(path)
+    _refuse_others(name, _owner(meta), owner, "share")
+    write_meta(path, {**meta, "private": not shared})
+
+
+__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "visible_runs", "run_info", "share_run",
+           "run_folder", "load_run", "open_for_resume",
            "delete_run", "claim_run", "name_was_used"]

@@ -19,6 +19,7 @@ from explorer.figures.attention import (
 from explorer.figures.layout import EXPECTED_COLOUR
 from explorer.figures.results import sweep_heatmap
 from explorer.inspect import ATTENTION_KINDS
+from explorer.quoting import LABEL_CHARS, label, md, shorten
 from explorer.tasks import EOS
 from ui import frame, inside, inspecting, models, presenter, slider_events, widgets
 
@@ -65,8 +66,8 @@ def answer(sel, picked, tgt_in, ver: str) -> None:
         said = [t for t in written if t != EOS]
         verdict = "correct ✓" if tuple(said) == picked.target and EOS in written else "wrong ✗"
         reads = "the correct answer (teacher forcing)" if picked.teacher else "its own output, as when it writes"
-        st.markdown(f"The model writes `{' '.join(task.tokens(said)) or '(nothing)'}` — **{verdict}**. "
-                    f"Below, the decoder reads {reads}: `{' '.join(task.tokens(tgt_in))}`.")
+        st.markdown(f"The model writes {md(' '.join(task.tokens(said)) or '(nothing)', None)} — **{verdict}**. "
+                    f"Below, the decoder reads {reads}: {md(' '.join(task.tokens(tgt_in)), None)}.")
         return
     probs = inspecting.output_distribution(ver, sel.model, task, picked.src, None)
     if task.kind == "classify":
@@ -76,7 +77,7 @@ def answer(sel, picked, tgt_in, ver: str) -> None:
         st.markdown(f"The model says **{task.class_names[guess]}** ({parts}) — **{verdict}**.")
         return
     top = np.argsort(-probs[-1])[:3]
-    chars = ", ".join(f"`{task.position_labels([int(i)])[0]}` {probs[-1, i]:.0%}" for i in top)
+    chars = ", ".join(f"{md(task.position_labels([int(i)])[0])} {probs[-1, i]:.0%}" for i in top)
     st.markdown(f"Next character after the text: {chars}.")
 
 
@@ -120,10 +121,12 @@ def token_ticks(m: dict, cell_px: float, n_layers: int, n_heads: int, q_labels, 
     if cell_px < 13:  # too small for 12 px labels
         return {}
     xs = [h * m["col_stride"] + j for h in range(n_heads) for j in range(k)]
+    upright = max(len(shorten(t, LABEL_CHARS)) for t in k_labels) > 2
+    q_labels, k_labels = [label(t) for t in q_labels], [label(t) for t in k_labels]  # shown literally, short
     ys = [layer * m["row_stride"] + i for layer in range(n_layers) for i in range(q)]
     font = dict(size=12)
     return dict(xaxis=dict(showticklabels=True, tickmode="array", tickvals=xs, ticktext=list(k_labels) * n_heads,
-                           tickfont=font, tickangle=0 if max(map(len, k_labels)) <= 2 else -90),
+                           tickfont=font, tickangle=-90 if upright else 0),
                 yaxis=dict(showticklabels=True, tickmode="array", tickvals=ys, ticktext=list(q_labels) * n_layers,
                            tickfont=font),
                 margin=dict(l=60, b=60))

@@ -6,6 +6,7 @@ import streamlit as st
 
 from explorer.experiment_job import ExperimentJob, cache_created
 from explorer.experiments import EXPERIMENTS
+from explorer.quoting import md_text
 from explorer.slots import pool_counts
 from ui import experiment_job, experiment_params, frame, widgets
 
@@ -118,7 +119,7 @@ with st.container(border=True):
         st.caption("Here the cells train one after another in one slot of this shared server; from the command "
                    "line they train in parallel across the machine's cores.")
     if error:
-        st.error(f"**These parameters do not work.** {error}", icon=":material/error:")
+        st.error(f"**These parameters do not work.** {md_text(error)}", icon=":material/error:")
     else:
         if getattr(params, "data", ""):
             st.caption(f":material/dataset: On **{experiment_params.data_file(exp, budget)}**: the question is asked "

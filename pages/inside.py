@@ -8,6 +8,7 @@ from explorer.figures import interpret as figs
 from explorer.figures.attention import attention_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.interpret import FFN_KINDS, grid
+from explorer.quoting import md, md_text
 from explorer.tasks import BOS, EOS
 from ui import frame, inside, inspecting, links, models, training_job, widgets
 
@@ -65,10 +66,10 @@ def focus_of(table, kinds: list[str], metric: str) -> tuple[str, int, int]:
 def said(task, out) -> str:
     """One line of what the model says: its output (seq2seq), the class, or the next characters."""
     if task.kind == "seq2seq":
-        return "`" + (" ".join(task.tokens([t for t in out if t != EOS])) or "(nothing)") + "`"
+        return md(" ".join(task.tokens([t for t in out if t != EOS])) or "(nothing)", None)
     if task.kind == "classify":
         return ", ".join(f"{name} {p:.0%}" for name, p in zip(task.class_names, out[0]))
-    return ", ".join(f"`{task.position_labels([int(i)])[0]}` {out[-1, i]:.0%}" for i in np.argsort(-out[-1])[:3])
+    return ", ".join(f"{md(task.position_labels([int(i)])[0])} {out[-1, i]:.0%}" for i in np.argsort(-out[-1])[:3])
 
 
 def removal(sel, ver: str, focus: tuple[str, int, int], mode: str, table, base: dict) -> None:
@@ -169,10 +170,10 @@ def patching_view(sel, ver: str) -> None:
     try:
         table, attrs, text = inside.patching(ver, sel.model, task, picked.src, position)
     except ValueError as err:
-        st.info(f"{str(err)[:1].upper()}{str(err)[1:]}.", icon=":material/info:")
+        st.info(md_text(f"{str(err)[:1].upper()}{str(err)[1:]}."), icon=":material/info:")
         return
-    st.markdown(f"Corrupted input: {text}. Logit difference of the clean answer over the corrupted one at output "
-                f"row {attrs['row']}: clean **{attrs['clean']:.2f}**, corrupted **{attrs['corrupt']:.2f}**.")
+    st.markdown(f"Corrupted input: {md_text(text)}. Logit difference of the clean answer over the corrupted one at "
+                f"output row {attrs['row']}: clean **{attrs['clean']:.2f}**, corrupted **{attrs['corrupt']:.2f}**.")
     heads = [k for k in ATTENTION_KINDS if k in set(table.loc[table["what"] == "head", "kind"])]
     grids = [grid(table, "head", kind) for kind in heads]            # layer x head, one per kind
     rows = [f"{TICKS[kind]} L{layer}" for kind, g in zip(heads, grids) for layer in g.index]

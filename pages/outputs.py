@@ -7,6 +7,7 @@ import streamlit as st
 
 from explorer import views_data
 from explorer.figures.outputs import entropy_chart, output_heatmap
+from explorer.quoting import md
 from explorer.tasks import EOS
 from ui import frame, inspecting, links, models, widgets
 
@@ -14,7 +15,8 @@ frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 
 def tokens_text(task, ids) -> str:
-    return " ".join(task.tokens(ids)) or "(nothing)"
+    """The tokens as a code span (quoted: an uploaded token is shown as text)."""
+    return md(" ".join(task.tokens(ids)) or "(nothing)", None)
 
 
 def distribution(task, probs: np.ndarray, rows: list[str], short: list[str], targets, what: str) -> None:
@@ -41,7 +43,7 @@ def decoded_box(task, title: str, ids, logprob: float, done: bool, target) -> No
     with st.container(border=True):
         st.markdown(f"**{title}**")
         verdict = "correct ✓" if done and tuple(ids) == tuple(target) else "wrong ✗"
-        st.markdown(f"`{tokens_text(task, ids)}` — **{verdict}**" + ("" if done else " (no end token)"))
+        st.markdown(f"{tokens_text(task, ids)} — **{verdict}**" + ("" if done else " (no end token)"))
         p = math.exp(logprob)
         st.caption(f"log-probability {logprob:.3f} (probability {p:.1%})" if p >= 1e-3 else
                    f"log-probability {logprob:.3f} (probability {p:.1e})")
@@ -78,7 +80,7 @@ def show_seq2seq(sel, picked) -> None:
     written = inspecting.greedy_output(ver, sel.model, task, picked.src)
     said = [t for t in written if t != EOS]
     ok = tuple(said) == picked.target and EOS in written
-    st.markdown(f"The model writes `{tokens_text(task, said)}` — **{'correct ✓' if ok else 'wrong ✗'}**.")
+    st.markdown(f"The model writes {tokens_text(task, said)} — **{'correct ✓' if ok else 'wrong ✗'}**.")
     probs = inspecting.output_distribution(ver, sel.model, task, picked.src, tgt_in)  # (T, V)
     reads = "reading the correct answer (teacher forcing)" if picked.teacher else "reading its own output"
     rows = [f"{t}: after {tok}" for t, tok in enumerate(task.tokens(tgt_in))]

@@ -7,6 +7,7 @@ import streamlit as st
 
 from explorer import runs
 from explorer.figures.curves import training_curves
+from explorer.quoting import md_text
 from explorer.resume import can_resume
 from explorer.subject import Subject, open_subject
 from explorer.tasks import TASK_PRESETS
@@ -54,7 +55,7 @@ def collect() -> list[Run]:
     """Runs on disk (newest first), then runs that live in this session only."""
     session = st.session_state.get(models.SESSION_RUNS, {})
     out = [Run(i.name, "both" if i.name in session else "disk", {"task": i.task, "model": i.model, "train": i.train},
-               i, session.get(i.name)) for i in runs.list_runs()]
+               i, session.get(i.name)) for i in models.visible_runs()]
     on_disk = {r.name for r in out}
     for name, sel in session.items():
         if name not in on_disk:
@@ -86,7 +87,8 @@ def table_row(run: Run) -> dict:
     model = (f"d{m['d_model']} · {m['n_heads']} heads · {layers} layers · {norm} · "
              f"{model_config.PE_LABELS.get(m['pos_encoding'], '?')}")
     final = i.final if i is not None else {}
-    return {"Run": run.name, "Owner": owner.whose(i.owner) if i is not None else owner.YOURS,
+    who = owner.whose(i.owner) if i is not None else owner.YOURS
+    return {"Run": run.name, "Owner": f"{who} (private)" if i is not None and i.private else who,
             "Task": preset_of(run.config["task"]), "Model": model,
             "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
             "Loss": final.get("loss"), "Val loss": final.get("val_loss"), "Exact": final.get("val_exact"),
@@ -174,11 +176,35 @@ def export(chosen: list[Run]) -> None:
     if run.info is not None and can_resume(run.info.path):
         row.button("Resume on Train", key="runs_resume", icon=":material/resume:", on_click=resume, args=(name,),
                    help="Continue this run exactly where it stopped, as a run of your own (the saved one stays).")
+    sharing(run)
     refusal = saved_runs.delete_refusal(run.info)
     row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,),
                disabled=refusal is not None, help=refusal or "Delete this run: only its owner can.")
     if refusal:
         row.caption(f":material/lock: {refusal} You can still open it in the sidebar and download it.")
+
+
+def sharing(run: Run) -> None:
+    """A run trained on own data carries it: private to its owner until they share it (explorer.runs)."""
+    info = run.info
+    if info is None or not info.own_data:
+        return
+    if owner.whose(info.owner) != owner.YOURS:
+        st.caption(":material/group: Trained on another visitor's own data, which they shared with everyone.")
+        return
+    key = f"runs_share:{info.name}"
+    st.session_state[key] = not info.private  # what the disk says, whoever changed it last
+    st.toggle("Share with other visitors", key=key, on_change=share, args=(info.name, key),
+              help="This run holds the data you uploaded or pasted (meta.json, the checkpoint zip, its report). "
+                   "Private, only your browser lists, opens and downloads it; shared, every visitor can.")
+    st.caption(":material/group: Shared: every visitor can open and download it, data included."
+               if not info.private else ":material/lock: Private to you: other visitors do not see it.")
+
+
+def share(name: str, key: str) -> None:
+    error = saved_runs.share(name, st.session_state[key])
+    if error:
+        st.session_state[state.RUNS_ERROR] = error
 
 
 def report_subject(run: Run) -> Subject:
@@ -205,7 +231,7 @@ def do_delete(name: str) -> None:
     if error:
         st.session_state[state.RUNS_ERROR] = error
     else:
-        st.toast(f"Deleted run {name}.", icon=":material/delete:")
+        st.toast(f"Deleted run {md_text(name)}.", icon=":material/delete:")
 
 
 def confirm_delete() -> None:
@@ -216,7 +242,7 @@ def confirm_delete() -> None:
     if name is None:
         return
     with st.container(border=True):
-        st.warning(f"Delete run **{name}**? Its folder on disk and its place in the sidebar go; this cannot "
+        st.warning(f"Delete run **{md_text(name)}**? Its folder on disk and its place in the sidebar go; this cannot "
                    "be undone.", icon=":material/delete:")
         row = st.container(horizontal=True)
         row.button("Yes, delete", key="runs_delete_yes", type="primary", on_click=do_delete, args=(name,))
@@ -227,13 +253,14 @@ if st.session_state.pop(RESUMED, None):
     st.switch_page(training_job.TRAIN_PAGE)
 st.title("Runs")
 st.markdown("Every run trained in this session or saved on disk. Tick rows to overlay their curves and "
-            "see where their settings differ. Anyone can open and download any run; only the browser that "
-            "trained a run can delete it.")
+            "see where their settings differ. Anyone can open and download any run, except one trained on a "
+            "visitor's own data: it is private to them unless they share it. Only the browser that trained a run "
+            "can delete it.")
 confirm_delete()
 all_runs = collect()
 job = training_job.current_job()
 if job is not None and not job.ended:
-    st.caption(f"Run **{job.name}** is training now; it appears here when it stops.")
+    st.caption(f"Run **{md_text(job.name)}** is training now; it appears here when it stops.")
 if not all_runs:
     st.info("No runs yet: train one on the **Train** page.", icon=":material/model_training:")
 else:
@@ -241,6 +268,6 @@ else:
     rows = [i for i in event.selection.rows if i < len(all_runs)]
     chosen = [all_runs[i] for i in rows] or all_runs[:1]
     if not rows:
-        st.caption(f"Showing the newest run, **{chosen[0].name}**: tick rows in the table to compare several.")
+        st.caption(f"Showing the newest run, **{md_text(chosen[0].name)}**: tick rows in the table to compare several.")
     compare(chosen)
     export(chosen)

@@ -4,6 +4,7 @@
 import streamlit as st
 
 from explorer.figures.search import importance_bars, optimization_history, parallel_coordinates
+from explorer.quoting import md, md_text
 from explorer.search_job import SearchView
 from explorer.slots import pool_counts
 from ui import frame, own_data, search_job, search_params, train_settings, widgets
@@ -28,7 +29,7 @@ def controls(spec, error: str | None) -> None:
     row.caption(f"Server: {running} job(s) or trials training, {waiting} waiting")
     refused = search_job.take_error()
     if refused:
-        st.error(refused, icon=":material/error:")
+        st.error(md_text(refused), icon=":material/error:")
 
 
 def status(view: SearchView) -> None:
@@ -39,7 +40,7 @@ def status(view: SearchView) -> None:
         st.caption(f"Trials run on {view.where}.")
     elif view.status in STATE_ICONS:
         box = st.error if view.status == "failed" else st.info
-        box(view.message[:1].upper() + view.message[1:] + ".", icon=STATE_ICONS[view.status])
+        box(md_text(view.message[:1].upper() + view.message[1:] + "."), icon=STATE_ICONS[view.status])
 
 
 def best_box(view: SearchView, metric: str) -> None:
@@ -50,7 +51,7 @@ def best_box(view: SearchView, metric: str) -> None:
     run = search_job.best_run(view)
     with st.container(border=True):
         st.markdown(f":material/emoji_events: **Best: trial {best['number']}**, {metric} **{best['value']:.4g}** "
-                    f"with {params}")
+                    f"with {md(params, None)}")
         row = st.container(horizontal=True)
         row.button("Use this model", key="search_use", icon=":material/check:", on_click=search_job.on_use,
                    args=(run.name if run else "",), disabled=run is None,
@@ -101,9 +102,10 @@ spec, error = search_params.build_spec(fields, specs, run, owner_id(), own)
 if refused:
     spec, error = None, own_data.REFUSED
 if error:
-    st.error(f"**This search does not work.** {error}", icon=":material/error:")
+    st.error(f"**This search does not work.** {md_text(error)}", icon=":material/error:")
 else:
-    st.caption(f"From a terminal (the same study, every fixed setting with it): `{search_params.command_line(spec)}`")
+    st.caption("From a terminal (the same study, every fixed setting with it): "
+               f"{md(search_params.command_line(spec), None)}")
 controls(spec, error)
 
 job = search_job.current_job()

@@ -17,7 +17,7 @@ from explorer.interpret.parts import inputs
 from explorer.interpret.stored import STORED_N, ablation_table
 from explorer.snapshots import SNAPSHOTS_FILE
 from explorer.tasks import Task
-from ui import training_job
+from ui import models, training_job
 
 PAGE = "pages/inside.py"
 VIEW = "inside_view"                      # which figure family (in the link)
@@ -89,7 +89,7 @@ def geometry(version: str, _model, _task: Task, dims: int) -> dict:
 # ----------------------------------------------------------------------------- over training
 def runs_with_snapshots() -> list[str]:
     """Saved runs that recorded attention snapshots, newest first."""
-    return [r.name for r in runs.list_runs() if (r.path / SNAPSHOTS_FILE).is_file()]
+    return [r.name for r in models.visible_runs() if (r.path / SNAPSHOTS_FILE).is_file()]
 
 
 def shipped_with_snapshots() -> list[str]:

@@ -14,6 +14,7 @@ import numpy as np
 import streamlit as st
 
 from explorer import views_data
+from explorer.quoting import md, md_text
 from explorer.tasks import BOS, SPECIALS, Task
 from ui.links import SHARED
 from ui.models import SelectedModel
@@ -123,7 +124,7 @@ def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
         try:
             src = views_data.read_input(task, text or "")
         except ValueError as err:
-            st.error(f"**This input cannot be read.** {str(err)[:1].upper()}{str(err)[1:]}.",
+            st.error(f"**This input cannot be read.** {md_text(str(err)[:1].upper() + str(err)[1:])}.",
                      icon=":material/error:")
             return None
     return Picked(src, views_data.solution(task, src), True, teacher, pad)
@@ -133,16 +134,16 @@ def describe(task: Task, picked: Picked) -> str:
     """One line: the input and, where known, the correct output."""
     if views_data.takes_vectors(task):
         shown = " ".join(task.position_labels([list(v) for v in picked.src]))
-        return f"Input (A and B among noise vectors): `{shown}`"
+        return f"Input (A and B among noise vectors): {md(shown, None)}"
     if task.kind == "lm":
         shown = "".join(task.tokens(picked.src))
-        return f"Text: `{shown}`"
-    line = f"Input: `{' '.join(task.tokens(picked.src))}`"
+        return f"Text: {md(shown, None)}"
+    line = f"Input: {md(' '.join(task.tokens(picked.src)), None)}"
     if task.kind == "classify":
         return line + f" · correct answer: **{task.class_names[picked.target[0]]}**"
     lengths = task.cfg.min_len <= len(picked.src) <= task.cfg.max_len
     note = "" if lengths else f" · the model was trained on {task.cfg.min_len}–{task.cfg.max_len} tokens only"
-    return line + f" · correct output: `{' '.join(task.tokens(picked.target))}`" + note
+    return line + f" · correct output: {md(' '.join(task.tokens(picked.target)), None)}" + note
 
 
 # ------------------------------------------------------------------------------------ caches

@@ -10,6 +10,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.lessons import LESSONS, Lesson, Step
+from explorer.quoting import md
 
 LESSON, STEP, LOCK = "lesson", "step", "lock"      # URL parameters (a contract: links are shared)
 PREV, NEXT = "lesson_prev", "lesson_next"          # button keys
@@ -25,14 +26,14 @@ def where() -> tuple[Lesson | None, int]:
         return None, 0
     lesson = LESSONS.get(lesson_id)
     if lesson is None:
-        st.session_state[PROBLEM] = (f"There is no lesson `{lesson_id[:40]}`. The lessons are "
+        st.session_state[PROBLEM] = (f"There is no lesson {md(lesson_id, 40)}. The lessons are "
                                      f"{', '.join(f'`{k}`' for k in LESSONS)}: pick one below.")
         del st.query_params[LESSON]
         return None, 0
     text, n = st.query_params.get(STEP, "1"), len(lesson.steps)
     k = int(text) if text.strip().isdigit() else None
     if k is None or not 1 <= k <= n:
-        st.session_state[PROBLEM] = (f"`step={text[:20]}` is not a step of this lesson (it has steps 1 to {n}), "
+        st.session_state[PROBLEM] = (f"{md(f'step={text}', 20)} is not a step of this lesson (it has steps 1 to {n}), "
                                      f"so it opens at step {1 if k is None or k < 1 else n}.")
         k = 1 if k is None or k < 1 else n
         st.query_params[STEP] = str(k)

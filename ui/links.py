@@ -12,6 +12,8 @@ from collections.abc import Callable, Iterable
 
 import streamlit as st
 
+from explorer.quoting import md
+
 # Widget keyword arguments: the value outlives the page it is drawn on and goes into the link.
 SHARED = dict(bind="query-params", persist_state="session")
 
@@ -58,7 +60,7 @@ def adopt_from_url(specs: Iterable[UrlSpec]) -> None:
         else:
             shown = default if labels is None else labels.get(default, default)
             st.session_state.setdefault(IGNORED, []).append(
-                f"`{key}={text[:40]}` is not valid (it takes {valid}), so it is {shown}")
+                f"{md(f'{key}={text}')} is not valid (it takes {valid}), so it is {shown}")
 
 
 def say_ignored() -> None:

@@ -23,6 +23,7 @@ from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, Task, TaskConfig
 from ui.model_config import current_config, current_task, load_task, task_of_config
+from ui.owner import owner_id
 
 SOURCE = "model_source"           # sidebar: "pretrained" | "run" | "untrained"
 PRETRAINED = "model_pretrained"   # sidebar: name of the shipped model
@@ -32,6 +33,8 @@ SELECTED = "selected_model"       # the SelectedModel of this rerun, set by the 
 _UNTRAINED = "_untrained_model"   # (identity key, SelectedModel) of the last untrained model built
 _DISK_RUNS = "_disk_runs"         # run name -> SelectedModel loaded from disk in this session
 _PENDING = "_pending_selection"   # (source, name) the sidebar adopts on the next rerun (select_run)
+PRIVATE = ("was trained on another visitor's own data, so only they can open it (they can share it on "
+           "their Runs page)")
 UNTRAINED_SEED = 0
 
 
@@ -172,11 +175,24 @@ def load_pretrained(name: str, entry: dict | None = None) -> SelectedModel:
     return SelectedModel(model, cfg, task, name, "pretrained", f"pretrained:{name}", history)
 
 
-def disk_run_names() -> list[str]:
+def visible_runs() -> list[runs.RunInfo]:
+    """The runs on disk this visitor may see: every run but other visitors' private ones (explorer.runs)."""
     try:
-        return [getattr(info, "name", str(info)) for info in runs.list_runs()]
-    except Exception:
+        return runs.visible_runs(owner_id())
+    except OSError:
         return []
+
+
+def is_private(name: str) -> bool:
+    """Whether run `name` is on disk but private to another visitor."""
+    try:
+        return not runs.run_info(name).visible_to(owner_id())
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def disk_run_names() -> list[str]:
+    return [info.name for info in visible_runs()]
 
 
 def run_names() -> list[str]:
@@ -184,7 +200,8 @@ def run_names() -> list[str]:
     since this session loaded them: it keeps its copy, so a deletion never switches a tab's model."""
     session = list(st.session_state.get(SESSION_RUNS, {}))
     disk = [n for n in disk_run_names() if n not in session]
-    return session + disk + [n for n in st.session_state.get(_DISK_RUNS, {}) if n not in session and n not in disk]
+    return session + disk + [n for n in st.session_state.get(_DISK_RUNS, {})
+                             if n not in session and n not in disk and not (runs.runs_dir() / n).is_dir()]
 
 
 def deleted_since_loaded(name: str) -> bool:
@@ -199,7 +216,7 @@ def trained_models() -> dict[str, tuple[str, dict, dict]]:
     out = {f"run:{name}": (name, sel.task.cfg.to_dict(), sel.config.to_dict())
            for name, sel in st.session_state.get(SESSION_RUNS, {}).items()}
     try:
-        for info in runs.list_runs():
+        for info in visible_runs():
             out.setdefault(f"run:{info.name}", (info.name, info.task, _complete(info.model)))
         for e in pretrained_entries():
             out[f"pretrained:{e['name']}"] = (f"{e['name']} (shipped)", e.get("task", {}),
@@ -226,6 +243,9 @@ def load_run(name: str) -> SelectedModel:
     if name in session:
         return session[name]
     loaded = st.session_state.setdefault(_DISK_RUNS, {})
+    if is_private(name):  # made private since this tab loaded it, or named by a link: never served
+        loaded.pop(name, None)
+        raise ValueError(f"run {name!r} {PRIVATE}")
     if name not in loaded:
         try:
             model, meta, history = runs.load_run(name)

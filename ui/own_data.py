@@ -12,6 +12,7 @@ import json
 
 import streamlit as st
 
+from explorer.quoting import md, md_text
 from explorer.tasks import Task, own_data
 from ui.model_config import task_of_config
 
@@ -20,6 +21,8 @@ OWN_FILE = "train_own_file"    # the uploaded TSV
 OWN_TEXT = "train_own_text"    # the pasted text
 _OWN_TASK = "_train_own_task"  # (JSON of the checked TaskConfig, run-name prefix) or (None, why not); None: a preset
 PAIRS, TEXT = "Pairs from a TSV file", "A text for the character LM"
+PRIVATE_NOTE = ("Private to you unless you share it: a run trained on your data keeps it, and only your "
+                "browser lists, opens and downloads that run until you share it on the Runs page.")
 REFUSED = "the uploaded pairs are refused (see “Your own pairs”): remove the file or upload a fixed one"
 
 
@@ -36,7 +39,7 @@ def _config_json(data: bytes | str, prefix: str) -> tuple[str | None, str | None
 def _checked(data: bytes | str, prefix: str) -> tuple[Task | None, str | None]:
     spec, error = _config_json(data, prefix)
     if spec is None:
-        st.session_state[_OWN_TASK] = (None, f"The data is refused: {error}")
+        st.session_state[_OWN_TASK] = (None, f"The data is refused: {md_text(error)}")  # markdown-safe
         return None, error
     st.session_state[_OWN_TASK] = (spec, prefix)
     return task_of_config(spec), None
@@ -51,7 +54,8 @@ def picker() -> Task | None:
         if mode is None:
             st.session_state[_OWN_TASK] = None
             st.caption("Upload pairs (one a line, source and target split by a tab) or paste a text. Own data "
-                       "is not part of the page's address; a run trained on it is saved with it, so it reopens.")
+                       "is not part of the page's address; a run trained on it is saved with it, so it reopens. "
+                       + PRIVATE_NOTE)
         elif mode == PAIRS:
             upload = pairs_uploader(OWN_FILE)
             st.caption("For example, two lines of SCAN: `jump twice` ⇥ `JUMP JUMP` and `walk left` ⇥ `LTURN WALK` "
@@ -70,9 +74,10 @@ def picker() -> Task | None:
             else:
                 st.session_state[_OWN_TASK] = (None, "Paste a text first, or unselect “Train on”.")
         if error:
-            st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
+            st.error(f"**This data cannot be used.** {md_text(error)}", icon=":material/error:")
         elif task is not None:
             st.success(facts(task), icon=":material/check_circle:")
+            st.caption(f":material/lock: {PRIVATE_NOTE}")
         elif refusal():
             st.info(f"{refusal()} **Train** waits for it.", icon=":material/upload_file:")
     return task
@@ -101,9 +106,10 @@ def pairs_expander(key: str, use: str) -> tuple[Task | None, str | None]:
             return None, None
         task, error = checked_pairs(uploaded_bytes(upload))
         if error:
-            st.error(f"**This data cannot be used.** {error}", icon=":material/error:")
+            st.error(f"**This data cannot be used.** {md_text(error)}", icon=":material/error:")
             return None, error
-        st.success(f"Runs on **{upload.name}**: {facts(task)}", icon=":material/check_circle:")
+        st.success(f"Runs on {md(upload.name)}: {facts(task)}", icon=":material/check_circle:")
+        st.caption(f":material/lock: {PRIVATE_NOTE}")
         return task, None
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import streamlit as st
 
 from explorer.lessons import LESSONS, Lesson, Question
+from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, RoomError, Rooms, RoomState, new_id, qr_svg, sanitise_nickname, student_path
 from explorer.runs import runs_dir, safe_name
 from ui import owner
@@ -103,7 +104,7 @@ def open_room(lesson: Lesson, index: int) -> None:
     try:
         code, key = rooms().create(lesson.id, index)
     except RoomError as err:
-        st.session_state[PROBLEM] = str(err)
+        st.session_state[PROBLEM] = md_text(err)
         st.query_params.pop(TEACH, None)
         return
     st.query_params.pop(TEACH, None)
@@ -128,7 +129,7 @@ def seat() -> Seat | None:
     state = rooms().state(text)
     if state is None:
         st.session_state[MISSES] = [*misses, time.monotonic()]
-        _problem(f"There is no room `{text[:12]}`: check the code with your teacher (7 letters and digits). "
+        _problem(f"There is no room {md(text, 12)}: check the code with your teacher (7 letters and digits). "
                  "You can also go through the lessons on your own.")
         return None
     if state.closed:
@@ -149,7 +150,7 @@ def seat() -> Seat | None:
         try:
             rooms().join(state.code, member, st.query_params.get(NAME, ""))
         except RoomError as err:
-            _problem(str(err), state.lesson, state.step)
+            _problem(md_text(err), state.lesson, state.step)
             return None
         st.session_state[JOINED] = state.code
         st.session_state[NICKNAME] = sanitise_nickname(st.query_params.get(NAME, ""))
@@ -171,7 +172,7 @@ def _end(seat: Seat) -> None:
     try:
         rooms().end(seat.code, seat.key, tab_id())
     except RoomError as err:
-        st.session_state[PROBLEM] = str(err)
+        st.session_state[PROBLEM] = md_text(err)
 
 
 def _take_over(seat: Seat) -> None:
@@ -182,7 +183,7 @@ def _show_distribution(seat: Seat) -> None:
     try:
         rooms().show_distribution(seat.code, seat.key, bool(st.session_state[DISTRIBUTION]), tab_id())
     except RoomError as err:
-        st.session_state[PROBLEM] = str(err)
+        st.session_state[PROBLEM] = md_text(err)
 
 
 def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
@@ -244,7 +245,7 @@ def _rename(seat: Seat) -> None:
     try:
         rooms().join(seat.code, seat.member, st.session_state[NICKNAME])
     except RoomError as err:
-        st.session_state[PROBLEM] = str(err)
+        st.session_state[PROBLEM] = md_text(err)
 
 
 def student_bar(seat: Seat) -> None:
@@ -259,7 +260,7 @@ def predict(seat: Seat, lesson: Lesson, index: int, value) -> str | None:
     try:
         rooms().predict(seat.code, seat.member, lesson.id, index, value)
     except RoomError as err:
-        return str(err)
+        return md_text(err)
     return None
 
 

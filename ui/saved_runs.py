@@ -1,5 +1,5 @@
-"""Saved runs on the Runs page: whose each is, deleting one (its owner only), and a zip of one's folder
-for a download."""
+"""Saved runs on the Runs page: whose each is, deleting one (its owner only), sharing one trained on own
+data (private until then, explorer.runs), and a zip of one's folder for a download."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 from explorer import runs
 from explorer.resume import can_resume
-from ui.models import forget_run
+from ui.models import forget_run, visible_runs
 from ui.owner import NOBODYS, OTHERS, YOURS, owner_id, whose
 
 
@@ -27,7 +27,7 @@ def delete_refusal(info: runs.RunInfo | None) -> str | None:
 
 def resumable() -> list[str]:
     """Saved runs that carry what resuming needs: this visitor's first, then the others', newest first."""
-    ready = [info for info in runs.list_runs() if can_resume(info.path)]
+    ready = [info for info in visible_runs() if can_resume(info.path)]
     return [info.name for info in sorted(ready, key=lambda info: whose(info.owner) != YOURS)]
 
 
@@ -43,6 +43,15 @@ def delete_run(name: str) -> str | None:
     except (OSError, ValueError) as err:
         return f"Could not delete run {name!r}: {err}"
     forget_run(name)
+    return None
+
+
+def share(name: str, shared: bool) -> str | None:
+    """Share this visitor's run `name` with every visitor, or make it private again; returns why not, or None."""
+    try:
+        runs.share_run(name, owner_id(), shared)
+    except (OSError, ValueError) as err:
+        return f"Could not change who sees run {name!r}: {err}"
     return None
 
 

@@ -15,7 +15,7 @@ from urllib.parse import quote
 import pandas as pd
 import streamlit as st
 
-from explorer.runs import RunInfo, list_runs
+from explorer.runs import RunInfo
 from explorer.search import SearchSpec
 from explorer.search.ray_cluster import RayUnavailable
 from explorer.search_job import SearchJob, SearchView
@@ -89,7 +89,7 @@ def trials_table(view: SearchView) -> pd.DataFrame:
 def best_run(view: SearchView) -> RunInfo | None:
     """The best trial's saved run, if it is still on disk."""
     name = (view.best or {}).get("run")
-    return next((r for r in list_runs() if r.name == name), None) if name else None
+    return next((r for r in models.visible_runs() if r.name == name), None) if name else None
 
 
 def on_use(name: str) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
+from explorer.quoting import md, md_text
 from explorer.runs import name_was_used, safe_name
 from ui.model_config import DEFAULTS, build_config, current_config, current_task
 from ui.models import (
     PRETRAINED,
+    PRIVATE,
     RUN,
     SELECTED,
     SOURCE,
@@ -15,6 +17,7 @@ from ui.models import (
     SelectedModel,
     apply_pending_selection,
     deleted_since_loaded,
+    is_private,
     load_pretrained,
     load_run,
     pretrained_entries,
@@ -63,12 +66,13 @@ def _run(runs: list[str], wanted: str | None) -> SelectedModel:
     st.session_state[RUN] = st.session_state.get(RUN) or options[0]
     name = st.selectbox("Run", options, index=None, key=RUN, bind="query-params")  # cleared: back to the first
     if name not in runs:
-        why = "was deleted; no other run will take its name" if name_was_used(name) else "is not on this server"
-        st.warning(f"Run **{name}** {why}. Pick another run; until then, pages show an untrained model.",
+        why = (PRIVATE if is_private(name) else "was deleted; no other run will take its name"
+               if name_was_used(name) else "is not on this server")
+        st.warning(f"Run {md(name)} {why}. Pick another run; until then, pages show an untrained model.",
                    icon=":material/link_off:")
         return _untrained()
     if deleted_since_loaded(name):
-        st.caption(f":material/info: Run **{name}** was deleted from the server since this tab opened it; "
+        st.caption(f":material/info: Run {md(name)} was deleted from the server since this tab opened it; "
                    "this tab keeps the copy it had loaded.")
     return load_run(name)
 
@@ -90,7 +94,7 @@ def model_picker() -> SelectedModel:
     try:
         entries = pretrained_entries()
     except ValueError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(md_text(err), icon=":material/error:")
         entries = []
     runs = run_names()
     if not entries:
@@ -98,10 +102,10 @@ def model_picker() -> SelectedModel:
     try:
         sel = _pick(entries, runs)
     except ValueError as err:
-        st.error(str(err), icon=":material/error:")
+        st.error(md_text(err), icon=":material/error:")
         sel = _untrained()
     facts = model_facts(sel.config, sel.task)
-    st.caption(f"**{sel.label}** · {facts['Architecture']} · d_model {facts['d_model']} · "
+    st.caption(f"**{md_text(sel.label)}** · {facts['Architecture']} · d_model {facts['d_model']} · "
                f"{sel.config.n_heads} heads · {facts['Layers']} layers · {facts['Positions']} · "
                f"{facts['Norm']} · {facts['Parameters']} params")
     st.session_state[SELECTED] = sel

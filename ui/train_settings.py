@@ -10,6 +10,7 @@ import streamlit as st
 from explorer.budget import estimate_budget
 from explorer.config import ModelConfig
 from explorer.limits import CAPS, check_run
+from explorer.quoting import md, md_text
 from explorer.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
@@ -89,7 +90,7 @@ def settings_widgets(columns: int = 4) -> tuple[TrainConfig | None, str | None]:
                                               horizontal=True, help="CPU threads for this run.")
     cfg, err = train_config(values)
     if err:
-        st.error(f"**These settings do not work.** {err}", icon=":material/error:")
+        st.error(f"**These settings do not work.** {md_text(err)}", icon=":material/error:")
     return cfg, err
 
 
@@ -104,9 +105,8 @@ def check_run_name(text) -> tuple[str | None, str | None]:
         fixed = None
     if fixed == text:
         return text, None
-    shown = text.replace("`", "'")
-    hint = f" For example: `{fixed}`." if fixed else ""
-    return None, (f"The run name `{shown}` cannot be used: a run name has at most {MAX_NAME} letters, digits, dots, "
+    hint = f" For example: {md(fixed)}." if fixed else ""
+    return None, (f"The run name {md(text)} cannot be used: a run name has at most {MAX_NAME} letters, digits, dots, "
                   f"underscores or dashes (no spaces), and starts with a letter, a digit or an underscore.{hint}")
 
 

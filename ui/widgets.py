@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
+from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
 from ui import exports, presenter
 from ui.links import SHARED
@@ -174,5 +175,5 @@ def config_widgets(key_prefix: str = CFG, task: Task | None = None,
     hidden = {f: v for f, v in DEFAULTS.items() if f not in values}
     cfg, err = build_config({**hidden, **values}, task)
     if err:
-        st.error(f"**This combination does not work.** {err}", icon=":material/error:")
+        st.error(f"**This combination does not work.** {md_text(err)}", icon=":material/error:")
     return cfg, err

@@ -5,6 +5,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from explorer.figures.layout import LEGEND_BELOW, PALETTE, as_list, figure
+from explorer.quoting import hover
 
 _DASHES = ("solid", "dash", "dot", "dashdot", "longdash", "longdashdot")
 
@@ -22,13 +23,13 @@ def line_chart(series, title="", x_title="", y_title="", log_y=False, bands=None
             x=x + x[::-1], y=as_list(hi) + as_list(lo)[::-1], fill="toself", mode="lines",
             line=dict(width=0), fillcolor=colours[name], opacity=0.2, name=f"{name} band",
             showlegend=False, hoverinfo="skip"))
-    for i, (name, (x, y)) in enumerate(series.items()):
-        x, y = as_list(x), as_list(y)
+    for i, (key, (x, y)) in enumerate(series.items()):
+        x, y, name = as_list(x), as_list(y), hover(key)
         few = len(x) < 4  # a line through one point draws nothing: mark the points
         line = dict(dash=_DASHES[i % len(_DASHES)], width=4 - 0.7 * i) if dashed else dict(width=2)
         traces.append(go.Scatter(x=x, y=y, mode="lines+markers" if few else "lines", name=str(name),
                                  connectgaps=True,
-                                 line=dict(color=colours[name], **line),
+                                 line=dict(color=colours[key], **line),
                                  hovertemplate=f"{name}<br>{x_title or 'x'} %{{x}}<br>"
                                                f"{y_title or 'y'} %{{y:.4g}}<extra></extra>"))
     return figure(traces, title, 380, layout, xaxis=dict(title=x_title),
@@ -48,7 +49,7 @@ def training_curves(history, metrics=("loss",), title="", log_y=False, layout=No
                 continue
             rows = df[["step", metric]].dropna()
             colour = PALETTE[(ri if len(runs) > 1 else mi) % len(PALETTE)]
-            name = f"{run} · {metric}" if run else metric
+            name = hover(f"{run} · {metric}" if run else metric)
             traces.append(go.Scatter(
                 x=as_list(rows["step"]), y=as_list(rows[metric]), mode="lines", name=name, connectgaps=True,
                 yaxis="y2" if metric == "lr" else "y",

@@ -14,6 +14,7 @@ import plotly.graph_objects as go
 from explorer.figures import layout as house
 from explorer.figures.layout import COLORBAR, PALETTE, as_array, as_list, figure, pair_customdata, token_axis
 from explorer.figures.outputs import OUTPUT_SCALE
+from explorer.quoting import hover, label
 
 ABLATION_SCALE = "Reds"
 DIVERGING_SCALE = "RdBu"
@@ -78,8 +79,10 @@ def lens_heatmap(p_correct, top_tokens, layer_names, position_labels, title: str
     """Layer x position: the probability each layer's residual gives the correct token (colour) and its
     likeliest token (text). top_tokens (L, T) strings."""
     z = as_array(p_correct)                                             # (L, T)
-    text = np.asarray(top_tokens, dtype=object)
-    custom = np.dstack([pair_customdata(layer_names, position_labels), text])
+    tokens = np.asarray(top_tokens, dtype=object)
+    text = np.vectorize(label, otypes=[object])(tokens) if tokens.size else tokens      # in the cells: short
+    custom = np.dstack([pair_customdata(layer_names, position_labels),
+                        np.vectorize(hover, otypes=[object])(tokens) if tokens.size else tokens])
     heat = go.Heatmap(z=z, x=list(range(z.shape[1])), y=list(range(z.shape[0])), zmin=0.0, zmax=1.0,
                       colorscale=OUTPUT_SCALE, text=text, texttemplate="%{text}",
                       textfont=dict(size=12 if z.shape[1] <= 16 else 9),   # a phone still fits 32 positions
@@ -109,9 +112,9 @@ def patching_heatmap(grid, x_labels, y_labels, x_name: str, title: str = "", lay
 def embedding_scatter(coords, labels, explained=None, title: str = "", layout: dict | None = None) -> go.Figure:
     """Rows projected to 2-D or 3-D (N, 2|3), each labelled with its token; hover names it."""
     c = as_array(coords)
-    labels = [str(t) for t in labels]
+    labels, whole = [label(t) for t in labels], [hover(t) for t in labels]
     axes = [f"PC{i + 1}" + ("" if explained is None else f" ({explained[i]:.0%})") for i in range(c.shape[1])]
-    common = dict(text=labels, customdata=labels, hovertemplate="%{customdata}<extra></extra>",
+    common = dict(text=labels, customdata=whole, hovertemplate="%{customdata}<extra></extra>",
                   marker=dict(size=7 if c.shape[1] == 3 else 10, color=PALETTE[0]))
     if c.shape[1] == 3:
         trace = go.Scatter3d(x=as_list(c[:, 0]), y=as_list(c[:, 1]), z=as_list(c[:, 2]), mode="markers+text",

@@ -7,12 +7,15 @@ caller's layout on top. Shared pieces: colours, axes, colorbars, legends, token 
 
 from __future__ import annotations
 
+import html
 import math
 
 import numpy as np
 import plotly.graph_objects as go
 import plotly.io as pio
 from plotly.colors import qualitative
+
+from explorer.quoting import hover, label
 
 PALETTE = qualitative.Plotly
 EXPECTED_COLOUR = "#ff2d55"
@@ -104,7 +107,9 @@ LEGEND_BELOW = dict(orientation="h", yref="container", y=0, yanchor="bottom", x=
 
 def text_px(text: str, size: float = 12) -> float:
     """Width of `text` in Plotly's default font ("Open Sans", verdana, arial), erring wide: Verdana's
-    widths, the widest of the three and what Windows and macOS draw, by kind of character."""
+    widths, the widest of the three and what Windows and macOS draw, by kind of character. Measured as
+    drawn: a quoted `&lt;` is one character."""
+    text = html.unescape(text)
     narrow = sum(c in " .,:;'|!()-ijlftr" for c in text)
     caps = sum(c.isupper() for c in text)
     return size * (0.36 * narrow + 0.78 * caps + 0.66 * (len(text) - narrow - caps))
@@ -220,8 +225,9 @@ def hline(y: float, text: str, left: bool = False) -> dict:
 
 
 def token_axis(labels, title: str, max_ticks: int = 30) -> dict:
-    """Positional axis with the tokens as tick text; thinned when there are too many to read."""
-    labels = [str(t) for t in labels]
+    """Positional axis with the tokens as tick text (quoted: shown literally, long ones shortened, see
+    explorer.quoting); thinned when there are too many to read."""
+    labels = [label(t) for t in labels]
     step = max(1, math.ceil(len(labels) / max_ticks))
     idx = list(range(0, len(labels), step))
     return dict(title=title, tickmode="array", tickvals=idx, ticktext=[labels[i] for i in idx],
@@ -239,8 +245,9 @@ def cell_outlines(cells, name: str, colour: str = EXPECTED_COLOUR) -> go.Scatter
 
 
 def pair_customdata(rows, cols) -> np.ndarray:
-    """Hover data (rows, cols, 2) of a heatmap: each cell's row label and column label."""
-    rows, cols = [str(t) for t in rows], [str(t) for t in cols]
+    """Hover data (rows, cols, 2) of a heatmap: each cell's row label and column label, whole and quoted
+    (shown literally, explorer.quoting)."""
+    rows, cols = [hover(t) for t in rows], [hover(t) for t in cols]
     data = np.empty((len(rows), len(cols), 2), dtype=object)
     data[:, :, 0] = np.array(rows, dtype=object)[:, None]
     data[:, :, 1] = np.array(cols, dtype=object)[None, :]

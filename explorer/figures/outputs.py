@@ -18,6 +18,7 @@ from explorer.figures.layout import (
     pair_customdata,
     token_axis,
 )
+from explorer.quoting import hover
 
 OUTPUT_SCALE = "Blues"
 
@@ -53,7 +54,7 @@ def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> g
     e = as_array(entropy)  # (T,)
     bar = go.Bar(
         x=list(range(len(e))), y=as_list(e), marker=dict(color=PALETTE[0], line=BAR_LINE),
-        customdata=[str(t) for t in labels],
+        customdata=[hover(t) for t in labels],
         hovertemplate="position %{x} (%{customdata})<br>entropy %{y:.3f} nats<extra></extra>")
     line = {} if max_entropy is None else hline(max_entropy, f"log V = {max_entropy:.2f}", left=True)
     return figure([bar], title, 320, layout, **line, xaxis=token_axis(labels, "position"),

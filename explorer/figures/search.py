@@ -8,6 +8,7 @@ import math
 import plotly.graph_objects as go
 
 from explorer.figures.layout import BAR_LINE, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure
+from explorer.quoting import hover
 
 SEARCH_SCALE = "Viridis"   # the objective's colour in parallel coordinates, 0..1 for accuracies
 STATE_COLOURS = {"COMPLETE": PALETTE[0], "PRUNED": "#9aa5b1", "FAIL": EXPECTED_COLOUR}
@@ -18,7 +19,7 @@ def _complete(rows) -> list[dict]:
 
 
 def _text(params: dict) -> str:
-    return "<br>".join(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}" for k, v in params.items())
+    return "<br>".join(hover(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}") for k, v in params.items())
 
 
 def optimization_history(rows, metric: str, minimize: bool = False, title: str = "", layout=None) -> go.Figure:
@@ -50,7 +51,7 @@ def _dimension(name: str, values: list) -> dict:
         return dict(label=name, values=[float(v) for v in values])
     levels = sorted({str(v) for v in values})
     return dict(label=name, values=[levels.index(str(v)) for v in values], tickvals=list(range(len(levels))),
-                ticktext=levels)
+                ticktext=[hover(v) for v in levels])
 
 
 def parallel_coordinates(rows, params, metric: str, title: str = "", layout=None) -> go.Figure:

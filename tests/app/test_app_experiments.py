@@ -191,7 +191,7 @@ def test_an_experiment_runs_on_uploaded_pairs_and_a_bad_file_is_refused(jobs):
     pairs = number_words(60)
     at.file_uploader(key=key).set_value(("digits.tsv", pairs.encode(), "text/tab-separated-values")).run()
     assert_ok(at)
-    assert any("Runs on **digits.tsv**: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("Runs on `digits.tsv`: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
     assert any("python -m explorer experiment decoding --tiny --data digits.tsv" in c.value for c in at.caption)
     assert any("On **digits.tsv**: the question is asked of your pairs" in c.value for c in at.caption)
     assert not any(w.label == "task" for w in at.selectbox)   # the file is the task

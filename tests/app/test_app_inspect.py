@@ -7,6 +7,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from explorer import checkpoints, views_data
+from explorer.quoting import label
 from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
 from ui import inspecting, model_config, models
 
@@ -56,7 +57,7 @@ def test_attention_shows_the_selected_models_own_patterns():
     assert big["layout"]["title"]["text"].startswith(f"L{layer} H{head} ") and f"match {score:.2f}" in \
         big["layout"]["title"]["text"]
     assert np.allclose(array(big["data"][0]["z"]), pats[layer, head], atol=1e-5)
-    assert big["layout"]["yaxis"]["ticktext"][0] == "<bos>"
+    assert big["layout"]["yaxis"]["ticktext"][0] == label("<bos>")  # quoted for Plotly: drawn "<bos>"
     slider = big["layout"]["sliders"][0]                                 # every head, flipped in the browser
     assert slider["active"] == layer * n_h + head and len(slider["steps"]) == n_l * n_h
     for i, step in enumerate(slider["steps"]):
@@ -107,7 +108,7 @@ def test_padding_and_teacher_forcing():
     sel, view = selected_view(at, teacher=True, pad=True)
     _, target = sel.task.example("val", 0)
     big = focused(at)
-    assert big["layout"]["xaxis"]["ticktext"][-1] == "<pad>"
+    assert big["layout"]["xaxis"]["ticktext"][-1] == label("<pad>")
     masked = array(next(t for t in big["data"] if t.get("name") == "masked")["z"])
     assert np.array_equal(~np.isnan(masked), ~view.masks["enc_self"])    # the padding columns
     assert view.q_labels["cross"][:len(target) + 1] == ("<bos>", *sel.task.tokens(target))

@@ -94,7 +94,7 @@ def test_a_link_to_a_deleted_run_says_so_and_its_name_is_never_reissued():
     assert saved_run("linked", "pre", owner_token=ME) == "linked-2"
     at = open_app(query={models.SOURCE: "Trained run", models.RUN: name})
     assert at.sidebar.selectbox(key=models.RUN).value == name
-    assert any("Run **linked** was deleted" in w.value for w in at.sidebar.warning)
+    assert any("Run `linked` was deleted" in w.value for w in at.sidebar.warning)
     assert at.session_state[models.SELECTED].source == "untrained"  # not linked-2, not "the newest"
     stranger = open_app(query={models.SOURCE: "Trained run", models.RUN: "never-here"})
     assert any("is not on this server" in w.value for w in stranger.sidebar.warning)

@@ -140,7 +140,7 @@ def test_a_search_on_uploaded_pairs_keeps_them_in_its_trials_and_a_bad_file_is_r
     pairs = number_words(60)
     at.file_uploader(key=search_params.SEARCH_DATA).set_value(("digits.tsv", pairs.encode(), "text/plain")).run()
     assert_ok(at)
-    assert any("Runs on **digits.tsv**: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
+    assert any("Runs on `digits.tsv`: 60 pairs" in s.value for s in at.success), [s.value for s in at.success]
     assert any("python -m explorer search --data digits.tsv" in c.value for c in at.caption)
     at.number_input(key=search_params.SEARCH_TRIALS).set_value(1).run()
     at.number_input(key=search_params.SEARCH_STEPS).set_value(10).run()

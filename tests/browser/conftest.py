@@ -33,8 +33,14 @@ def chromium():
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory):
+def server_dir(tmp_path_factory):
+    """The shared server's folder: its runs are under runs/ (a private run added there stays its owner's)."""
+    return tmp_path_factory.mktemp("browser")
+
+
+@pytest.fixture(scope="session")
+def server(server_dir):
     """One server for the tests that only read (pages, lessons, presenter): each start imports PyTorch.
     A test that writes runs, restarts or loads a server starts its own with `streamlit_server`."""
-    with streamlit_server(tmp_path_factory.mktemp("browser")) as url:
+    with streamlit_server(server_dir) as url:
         yield url

@@ -9,6 +9,7 @@ from explorer.figures.gradients import grad_norm_heatmap
 from explorer.figures.outputs import output_heatmap
 from explorer.figures.positional import pe_heatmap, similarity_heatmap
 from explorer.figures.results import sweep_heatmap
+from explorer.quoting import label
 
 
 def test_pe_heatmap_fixed_diverging_scale():
@@ -44,7 +45,8 @@ def test_output_heatmap_top_k_is_taken_per_position_and_keeps_every_right_answer
     (target,) = [t for t in fig.data if t.name == "target"]  # all three right answers outlined
     assert sum(v is None for v in target.x) == 3
     shown = set(output_heatmap(probs, ["x", "y", "z"], vocab, top_k=2).layout.xaxis.ticktext)
-    assert all({vocab[i] for i in np.argsort(-row, kind="stable")[:2]} <= shown for row in probs)
+    # tick text is quoted for Plotly (explorer.quoting): "<pad>" is written "&lt;pad&gt;", drawn "<pad>"
+    assert all({label(vocab[i]) for i in np.argsort(-row, kind="stable")[:2]} <= shown for row in probs)
     assert len(output_heatmap(probs, ["x", "y", "z"], vocab).data[0].z[0]) == 6
 
 

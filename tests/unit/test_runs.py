@@ -186,3 +186,27 @@ def test_shipped_models_are_read_only(root, trained, monkeypatch):
         with pytest.raises(PermissionError, match="shipped models are read-only"):
             act()
     assert (root / "shipped" / checkpoints.META_FILE).is_file() and "owner" not in load_run("shipped")[1]
+
+
+def test_a_run_on_own_data_is_private_to_its_owner_until_shared(root, trained):
+    from explorer.tasks.own_data import pairs_config
+
+    task = make_task(pairs_config("".join(f"s{i} a\ta s{i}\n" for i in range(30))))
+    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
+                                                      n_decoder_layers=1, d_ff=32)), seed=0)
+    own = save_run("own", model, task.cfg, TrainConfig(steps=1), [], owner="alice")
+    preset = save_run("preset", trained[1], trained[0].cfg, trained[2], trained[3], owner="alice")
+    assert own.own_data and own.private and not preset.private
+    assert [r.name for r in runs.visible_runs("bob")] == ["preset"]
+    assert {r.name for r in runs.visible_runs("alice")} == {"own", "preset"}
+    assert {r.name for r in list_runs()} == {"own", "preset"}          # the CLI sees every run
+    with pytest.raises(PermissionError, match="another visitor"):
+        runs.share_run("own", "bob", True)
+    runs.share_run("own", "alice", True)
+    assert runs.run_info("own").visible_to("bob") and not runs.run_info("own").private
+    runs.share_run("own", "alice", False)
+    assert not runs.run_info("own").visible_to("bob")
+    meta = json.loads((root / "own" / "meta.json").read_text())
+    del meta["private"]                                                # a run saved before runs were private
+    (root / "own" / "meta.json").write_text(json.dumps(meta))
+    assert runs.run_info("own").private and not runs.run_info("own").visible_to(None)
