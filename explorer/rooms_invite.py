@@ -93,15 +93,12 @@ def invite(code: str, page_url: str | None, public_url: str | None = None, lan: 
     if not is_loopback(parts.hostname):
         return Invite(f"{parts.scheme}://{parts.netloc}{base_path}/{path}", True)
     here = f"{parts.scheme}://{parts.netloc}{base_path}/{path}"
-    how = (f"For a class, start the server with `{CLASS_COMMAND}` on the class's network (or set {PUBLIC_ENV} "
-           "to the address students use), then open a room again.")
+    how = f"For a class, start it with `{CLASS_COMMAND}` (or set {PUBLIC_ENV}), then open a room again."
     if is_loopback(server_address):
-        return Invite(here, False, f"Phones cannot open this link: this server listens on {server_address} "
-                                   f"only, which no other device reaches. {how}")
+        return Invite(here, False, f"Phones cannot open this link: the server listens on {server_address} only. {how}")
     address = server_address if server_address not in _ANY else lan
     if address is None:
-        return Invite(here, False, "Phones cannot open this link: you browse this app as "
-                                   f"{parts.hostname} and this machine has no network address. {how}")
+        return Invite(here, False, f"Phones cannot open this link: this machine has no network address. {how}")
     link = f"{parts.scheme}://{_host(address)}:{port}{base_path}/{path}"
     return Invite(link, True, f"The link uses this machine's network address ({address}): phones must be on "
                               "the same network.")

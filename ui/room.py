@@ -243,7 +243,7 @@ def _another_device(seat: Seat) -> None:
         shown = st.session_state.get(SHOWN_PIN)
         if shown is not None and shown[0] == seat.code and time.time() < shown[2]:
             pin, half = shown[1], PIN_DIGITS // 2
-            st.markdown(f"### {pin[:half]} {pin[half:]}")
+            st.subheader(f"{pin[:half]} {pin[half:]}", anchor=False)
         else:
             shown = None   # none yet, another room's, or expired
         st.button("New PIN" if shown else "Show a PIN", key=PIN_NEW, icon=":material/pin:", on_click=_new_pin,

@@ -190,11 +190,11 @@ def test_a_second_teacher_tab_is_read_only_until_it_takes_over(monkeypatch):
 def test_another_device_joins_with_the_pin_the_teacher_asks_for():
     t, code = teacher()
     assert in_popover(t, "room_pin_new") == "Another device"
-    assert not [m for m in t.markdown if m.value.startswith("### ")]   # no PIN before it is asked for
+    assert not t.subheader   # no PIN before it is asked for
     tablet = tab({"room": code}, token="t" * 30)   # the teacher's tablet opens the students' link
     t.button(key="room_pin_new").click().run()
     pin = t.session_state[room.SHOWN_PIN][1]
-    assert f"### {pin[:3]} {pin[3:]}" in [m.value for m in t.markdown]
+    assert [h.value for h in t.subheader] == [f"{pin[:3]} {pin[3:]}"]
     wrong = f"{(int(pin) + 1) % 10 ** 6:06d}"
     tablet.text_input(key="room_pin").input(wrong)
     tablet.button(key="room_pin_enter").click().run()

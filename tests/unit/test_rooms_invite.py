@@ -39,7 +39,7 @@ def test_a_server_bound_to_one_address_is_invited_at_that_address():
     assert card.link == f"http://10.1.2.3:8501/lessons?room={CODE}" and card.reachable
 
 
-@pytest.mark.parametrize("lan, bound, why", [(None, "", "no network address"),
+@pytest.mark.parametrize("lan, bound, why", [(None, "", "this machine has no network address"),
                                              ("192.168.1.4", "127.0.0.1", "listens on 127.0.0.1 only"),
                                              ("192.168.1.4", "localhost", "listens on localhost only")])
 def test_when_no_phone_can_reach_the_server_it_says_so_and_how_to_start_one_for_a_class(lan, bound, why):
