@@ -50,8 +50,8 @@ from .rooms_input import (  # noqa: F401
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
 RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
-HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to the
-                           # next tab that claims it: a reloaded tab or a restarted server's waits this long
+HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to another
+                           # teacher tab's heartbeat (a tab just opened or reloaded takes it over at once)
 MAX_MEMBERS = 200
 MAX_OPEN_ROOMS = 500
 PIN_DIGITS, PIN_TTL_S = 6, 600.0   # a PIN is typed on the other device within 10 minutes, once

@@ -283,8 +283,8 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
 
 def _count(seat: Seat, lesson: Lesson, index: int) -> None:
     """'23 of 27 predicted' and who is here, read again every second; the teacher tab's heartbeat too. A tab that gained
-    the room (its holder went silent: closed, reloaded, or the server restarted) or lost it (taken over),
-    or whose room ended, is drawn again at once: its buttons follow its authority."""
+    the room (its holder went silent: closed) or lost it (another tab of the teacher's opened, reloaded or
+    took over), or whose room ended, is drawn again at once: its buttons follow its authority."""
     try:
         holds = rooms().claim(seat.code, seat.teacher_id, tab_id())
     except RoomError:   # ended from another tab, or expired
