@@ -54,7 +54,8 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
         pid = server_pid(url)
         (tmp / "runs").mkdir(exist_ok=True)
         rooms = Rooms(tmp / "runs" / "rooms.sqlite")
-        code, key = rooms.create(LESSON, 0)
+        teacher = "bench-teacher-owner-id"   # the teacher browser's owner id: the room knows it by its hash
+        code = rooms.create(LESSON, 0, teacher)
         trainers = start_training(url, args.training, args.train_steps)
         students = [Student(url, f"bench-follow-{code}-{i:04d}-xxxxx", f"room={code}") for i in range(args.students)]
         for s in students:
@@ -67,7 +68,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
             for s in students:
                 s.titles.pop(titles[step], None)
             before, moved = cpu_s(_family(pid)), now_ms()
-            rooms.move(code, key, LESSON, step)
+            rooms.move(code, teacher, LESSON, step)
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not all(titles[step] in s.titles for s in students):
                 time.sleep(0.02)

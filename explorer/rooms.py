@@ -6,12 +6,14 @@ mid-lesson keeps the room, its step and every locked prediction; every statement
 
 Who is who, without logins:
 - the room code (7 symbols of `ALPHABET`, 34.3 bits) lets anyone join and follow;
-- the teacher key (192 bits, only its sha256 is stored) is the teacher's authority; it lives in the
-  teacher's URL and never in a student's link;
+- the teacher is a browser, named by its owner id (ui/owner.py: a hash of the token in its cookie); the
+  `teachers` table keeps a hash of that id, never the id nor the token, and no URL carries any of them;
+- a teacher's PIN (`new_pin`: 6 digits, once, for PIN_TTL_S, void after MAX_PIN_MISSES wrong tries) lets
+  the teacher add another device (`enter_pin`); only its hash is stored;
 - a member id (`new_id()`, kept by the student's browser) names a student's seat, so a reopened tab
   finds its prediction again;
-- a tab id names the one teacher tab that holds the room (`claim`): another tab with the same key is
-  read-only until it takes over or the holder has been silent for `HOLDER_S`.
+- a tab id names the one teacher tab that holds the room (`claim`): another teacher tab is read-only
+  until it takes over (a tab just opened or reloaded does so at once) or the holder is silent for HOLDER_S.
 
 Students poll `version(code)`, which changes on every change they must see (move, reveal, the
 distribution toggle, close, expiry), and re-read `state(code)` only then; `tally` in the state changes
@@ -46,16 +48,16 @@ from .rooms_input import (  # noqa: F401
 )
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
-KEY_BYTES = 24                                    # 192 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
 RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
-HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to the
-                           # next tab that claims it: a reloaded tab or a restarted server's waits this long
+HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to another
+                           # teacher tab's heartbeat (a tab just opened or reloaded takes it over at once)
 MAX_MEMBERS = 200
 MAX_OPEN_ROOMS = 500
+PIN_DIGITS, PIN_TTL_S = 6, 600.0   # a PIN is typed on the other device within 10 minutes, once
+MAX_PIN_MISSES = 5        # then the PIN is void: 5 guesses in 10**6 per PIN asked for
 LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
 FILE_NAME = "rooms.sqlite"
-
 
 
 @dataclass(frozen=True)
@@ -86,19 +88,17 @@ def new_id() -> str:
     return secrets.token_urlsafe(16)
 
 
-def student_path(code: str) -> str:
-    """The student's link, relative to the app (never carries the teacher key)."""
-    return f"lessons?room={normalise_code(code)}"
+def _hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
-def qr_svg(text: str) -> str:
-    """An inline SVG of the QR code of `text` (e.g. the student link), drawn with segno, offline."""
-    import segno  # only the teacher's screen needs it
-    return segno.make(text, error="m").svg_inline(scale=4, border=2)
+def _teacher_hash(teacher) -> str:
+    """What the rooms file records of a teacher's owner id: its hash, so the file names no visitor."""
+    return _hash(f"explorer-teacher:{_token(teacher)}")
 
 
-def _hash(key: str) -> str:
-    return hashlib.sha256(key.encode()).hexdigest()
+def _pin_hash(code: str, pin: str) -> str:
+    return _hash(f"explorer-pin:{code}:{pin}")
 
 
 class Rooms(Database):
@@ -172,16 +172,24 @@ class Rooms(Database):
         lesson, step = _where(lesson, step)
         return self._revealed(normalise_code(code), lesson, step)
 
-    def is_teacher(self, code, key) -> bool:
-        row = self._read(code)
-        return row is not None and isinstance(key, str) and hmac.compare_digest(row["teacher_hash"], _hash(key))
+    def is_teacher(self, code, teacher) -> bool:
+        """Whether the browser with owner id `teacher` teaches room `code` (any string may be asked)."""
+        try:
+            code, wanted = normalise_code(code), _teacher_hash(teacher)
+        except RoomError:
+            return False
+        return self._is_teacher(self._conn(), code, wanted)
+
+    def _is_teacher(self, conn, code: str, wanted: str) -> bool:
+        return conn.execute("SELECT 1 FROM teachers WHERE room = ? AND teacher_hash = ?",
+                            (code, wanted)).fetchone() is not None
 
     # --- the teacher
 
-    def create(self, lesson: str, step: int = 0) -> tuple[str, str]:
-        """A new room on (lesson, step): its code and the teacher key (shown once, kept in the teacher's URL)."""
+    def create(self, lesson: str, step: int, teacher: str) -> str:
+        """A new room on (lesson, step), taught by the browser whose owner id is `teacher`: its code."""
         lesson, step = _where(lesson, step)
-        key, now = secrets.token_urlsafe(KEY_BYTES), self._clock()
+        wanted, now = _teacher_hash(teacher), self._clock()
         with self._write() as conn:
             conn.execute("DELETE FROM rooms WHERE touched < ?", (now - RETAIN_S,))
             open_now = conn.execute("SELECT COUNT(*) FROM rooms WHERE closed_at IS NULL AND touched >= ?",
@@ -192,16 +200,22 @@ class Rooms(Database):
                 code = "".join(secrets.choice(ALPHABET) for _ in range(CODE_LEN))
                 if self._row(conn, code) is None:
                     conn.execute("INSERT INTO rooms (code, teacher_hash, lesson, step, created, touched) "
-                                 "VALUES (?, ?, ?, ?, ?, ?)", (code, _hash(key), lesson, step, now, now))
-                    return code, key
+                                 "VALUES (?, '', ?, ?, ?, ?)", (code, lesson, step, now, now))
+                    conn.execute("INSERT INTO teachers (room, teacher_hash, added) VALUES (?, ?, ?)",
+                                 (code, wanted, now))
+                    return code
         raise RoomError("no free room code was found: try again")
 
-    def _teacher_row(self, conn, code, key, tab) -> sqlite3.Row:
-        """The room's row if `key` is its teacher's and `tab` (when given) holds the room."""
+    def _teacher_row(self, conn, code, teacher, tab) -> sqlite3.Row:
+        """The room's row if `teacher` teaches it and `tab` (when given) holds the room."""
         row = self._open_row(conn, code)
-        if not isinstance(key, str) or not hmac.compare_digest(row["teacher_hash"], _hash(key)):
-            raise RoomError(f"this link has no teacher's authority over room {code}: use the teacher link "
-                            "you got when you opened the room")
+        try:
+            wanted = _teacher_hash(teacher)
+        except RoomError:
+            wanted = ""
+        if not self._is_teacher(conn, code, wanted):
+            raise RoomError(f"this browser does not teach room {code}: on the teacher's device, ask for a PIN "
+                            "under *Another device* and type it here")
         if tab is not None and not self._holds(conn, row, _token(tab), take_over=False):
             raise RoomError(f"another tab is teaching room {code}: this one is read-only (take over to teach here)")
         return row
@@ -214,52 +228,98 @@ class Rooms(Database):
         conn.execute("UPDATE rooms SET holder = ?, holder_seen = ? WHERE code = ?", (tab, now, row["code"]))
         return True
 
-    def claim(self, code, key, tab, take_over: bool = False) -> bool:
+    def claim(self, code, teacher, tab, take_over: bool = False) -> bool:
         """True if this teacher tab holds the room (claiming it if free); call it as the tab's heartbeat.
         False: another tab holds it, this one is read-only unless it takes over."""
         code, tab = normalise_code(code), _token(tab)
         with self._write() as conn:
-            return self._holds(conn, self._teacher_row(conn, code, key, None), tab, take_over)
+            return self._holds(conn, self._teacher_row(conn, code, teacher, None), tab, take_over)
 
-    def _teach(self, code, key, tab, sql: str, args: tuple) -> None:
+    def _teach(self, code, teacher, tab, sql: str, args: tuple) -> None:
         """One teacher's change students must see: checked, applied, version bumped, in one transaction."""
         code = normalise_code(code)
         with self._write() as conn:
-            self._teacher_row(conn, code, key, tab)
+            self._teacher_row(conn, code, teacher, tab)
             if sql:
                 conn.execute(sql, args)
             conn.execute("UPDATE rooms SET version = version + 1, touched = ? WHERE code = ?", (self._clock(), code))
 
-    def move(self, code, key, lesson, step, tab: str | None = None) -> None:
+    def move(self, code, teacher, lesson, step, tab: str | None = None) -> None:
         lesson, step = _where(lesson, step)
-        self._teach(code, key, tab, "UPDATE rooms SET lesson = ?, step = ? WHERE code = ?",
+        self._teach(code, teacher, tab, "UPDATE rooms SET lesson = ?, step = ? WHERE code = ?",
                     (lesson, step, normalise_code(code)))
 
-    def reveal(self, code, key, lesson, step, tab: str | None = None) -> None:
+    def reveal(self, code, teacher, lesson, step, tab: str | None = None) -> None:
         """Show (lesson, step)'s answer on every screen; its predictions are final from now on."""
         lesson, step = _where(lesson, step)
-        self._teach(code, key, tab, "INSERT OR IGNORE INTO reveals (room, lesson, step, revealed_at) "
+        self._teach(code, teacher, tab, "INSERT OR IGNORE INTO reveals (room, lesson, step, revealed_at) "
                     "VALUES (?, ?, ?, ?)", (normalise_code(code), lesson, step, self._clock()))
 
-    def show_distribution(self, code, key, on: bool, tab: str | None = None) -> None:
-        self._teach(code, key, tab, "UPDATE rooms SET show_distribution = ? WHERE code = ?",
+    def show_distribution(self, code, teacher, on: bool, tab: str | None = None) -> None:
+        self._teach(code, teacher, tab, "UPDATE rooms SET show_distribution = ? WHERE code = ?",
                     (int(bool(on)), normalise_code(code)))
 
-    def end(self, code, key, tab: str | None = None) -> None:
+    def end(self, code, teacher, tab: str | None = None) -> None:
         """Close the room for everyone; ending an ended room does nothing."""
         code = normalise_code(code)
         state = self.state(code)
-        if state is not None and state.closed and self.is_teacher(code, key):
+        if state is not None and state.closed and self.is_teacher(code, teacher):
             return
-        self._teach(code, key, tab, "UPDATE rooms SET closed_at = ? WHERE code = ?", (self._clock(), code))
+        self._teach(code, teacher, tab, "UPDATE rooms SET closed_at = ? WHERE code = ?", (self._clock(), code))
 
-    def names(self, code, key) -> list[str]:
+    def names(self, code, teacher) -> list[str]:
         """The members' nicknames in joining order (teacher only); plain text, render it as such."""
         code = normalise_code(code)
-        if not self.is_teacher(code, key):
+        if not self.is_teacher(code, teacher):
             raise RoomError(f"only the teacher of room {code} sees its names")
         rows = self._conn().execute("SELECT nickname FROM members WHERE room = ? ORDER BY joined, rowid", (code,))
         return [r["nickname"] or "anonymous" for r in rows]
+
+    # --- another device of the teacher's
+
+    def new_pin(self, code, teacher) -> str:
+        """A PIN that admits one more device as this room's teacher (`enter_pin`), once, for PIN_TTL_S;
+        it replaces any earlier PIN. Only its hash is kept: show it to the teacher now, never in a URL."""
+        code = normalise_code(code)
+        pin = f"{secrets.randbelow(10 ** PIN_DIGITS):0{PIN_DIGITS}d}"
+        with self._write() as conn:
+            self._teacher_row(conn, code, teacher, None)
+            conn.execute("UPDATE rooms SET pin_hash = ?, pin_expires = ?, pin_misses = 0 WHERE code = ?",
+                         (_pin_hash(code, pin), self._clock() + PIN_TTL_S, code))
+        return pin
+
+    def enter_pin(self, code, teacher, pin, member: str | None = None) -> None:
+        """Make the browser with owner id `teacher` a teacher of the room, if `pin` is its live PIN; the
+        PIN is then used up. `member`: that browser's student seat, given up (it no longer counts as one).
+        Every wrong PIN counts; after MAX_PIN_MISSES the PIN is void and the teacher asks for a new one."""
+        code, wanted = normalise_code(code), _teacher_hash(teacher)
+        typed = "".join(str(pin or "").split()).replace("-", "")[:20]
+        if not (len(typed) == PIN_DIGITS and typed.isdigit()):
+            raise RoomError(f"a teacher's PIN is {PIN_DIGITS} digits: type the one the teacher's device shows")
+        now, refused = self._clock(), None
+        with self._write() as conn:   # a wrong PIN's count is committed, then refused below
+            row = self._open_row(conn, code)
+            if self._is_teacher(conn, code, wanted):
+                return
+            void = "UPDATE rooms SET pin_hash = NULL, pin_expires = NULL, pin_misses = 0 WHERE code = ?"
+            if row["pin_hash"] is None or now > row["pin_expires"]:
+                refused = (f"room {code} has no live teacher's PIN: on the teacher's device, open *Another device* "
+                           "and ask for a new one")
+            elif not hmac.compare_digest(row["pin_hash"], _pin_hash(code, typed)):
+                left = MAX_PIN_MISSES - row["pin_misses"] - 1
+                conn.execute(void if left <= 0 else "UPDATE rooms SET pin_misses = pin_misses + 1 WHERE code = ?",
+                             (code,))
+                refused = (f"wrong PIN: {left} tr{'ies' if left != 1 else 'y'} left before it stops working" if left > 0
+                           else f"wrong PIN {MAX_PIN_MISSES} times: that PIN no longer works; ask for a new one on "
+                           "the teacher's device")
+            else:   # used up: it admits one device
+                conn.execute(void, (code,))
+                conn.execute("INSERT INTO teachers (room, teacher_hash, added) VALUES (?, ?, ?)", (code, wanted, now))
+                if member is not None:
+                    conn.execute("DELETE FROM members WHERE room = ? AND member_id = ?", (code, _token(member)))
+                    conn.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
+        if refused is not None:
+            raise RoomError(refused)
 
     # --- students
 
@@ -346,10 +406,10 @@ class Rooms(Database):
             "(SELECT COUNT(*) FROM members WHERE room = ?)", (code, lesson, step, code)).fetchone()
         return row[0], row[1]
 
-    def distribution(self, code, lesson, step, key: str | None = None) -> dict[int | float, int]:
+    def distribution(self, code, lesson, step, teacher: str | None = None) -> dict[int | float, int]:
         """How many locked each value, in value order: for everyone after the reveal, before it for the teacher."""
         code, (lesson, step) = self._known(code), _where(lesson, step)
-        if not self._revealed(code, lesson, step) and not self.is_teacher(code, key):
+        if not self._revealed(code, lesson, step) and not self.is_teacher(code, teacher):
             raise RoomError("the class's predictions are shown after the reveal")
         rows = self._conn().execute(
             "SELECT value, is_choice, COUNT(*) AS n FROM predictions WHERE room = ? AND lesson = ? AND step = ? "

@@ -35,6 +35,16 @@ MIGRATIONS: list[list[str]] = [
         "ALTER TABLE rooms ADD COLUMN holder TEXT",
         "ALTER TABLE rooms ADD COLUMN holder_seen REAL",
     ],
+    [  # 3: the teacher is a browser (its owner id's hash), another device joins with a PIN; no key in URLs
+        """CREATE TABLE teachers (room TEXT NOT NULL REFERENCES rooms (code) ON DELETE CASCADE,
+            teacher_hash TEXT NOT NULL, added REAL NOT NULL, PRIMARY KEY (room, teacher_hash))""",
+        "ALTER TABLE rooms ADD COLUMN pin_hash TEXT",
+        "ALTER TABLE rooms ADD COLUMN pin_expires REAL",
+        "ALTER TABLE rooms ADD COLUMN pin_misses INTEGER NOT NULL DEFAULT 0",
+        # rooms.teacher_hash held the hash of a key that lived in URLs: blanked, unused (kept: it is NOT NULL).
+        # An older room keeps its students and predictions, and has no teacher until it expires.
+        "UPDATE rooms SET teacher_hash = ''",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

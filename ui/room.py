@@ -2,12 +2,17 @@
 room, its step and every locked prediction in SQLite, so a server restart loses nothing).
 
     lessons?lesson=ch2&step=3&teach=1      the teacher opens a room; the URL becomes
-    lessons?lesson=ch2&step=3&room=CODE&key=KEY      the key is the teacher's authority: it stays in this
-                                                     URL (a reload keeps it) and in no student's link
-    lessons?room=CODE[&name=NICK]          a student follows; the nickname is shown to the teacher only
+    lessons?lesson=ch2&step=3&room=CODE    the same for everyone: a phone given the projected URL is a student
+    lessons?room=CODE[&name=NICK]          the invite; the nickname is shown to the teacher only
 
-A student's seat is a hash of this browser's owner token (ui/owner.py), so a closed and reopened tab
-finds its prediction again. Students poll the room's version once a second and rerun only when it moved.
+No URL carries authority. The teacher's seat is the browser that opened the room, known by its owner
+cookie (ui/owner.py; the rooms file keeps a hash of its owner id): a reload, or another tab of that
+browser, teaches at once (the other tab turns read-only, *Teach from this tab* takes it back). Another
+device of the teacher's joins with a PIN, shown on request under *Another device* (never in presenter
+view) and typed under *I'm the teacher* on that device. An old link's `key=` is dropped: it is a student's.
+
+A student's seat is a hash of this browser's owner token too, so a closed and reopened tab finds its
+prediction again. Students poll the room's version once a second and rerun only when it moved.
 """
 
 from __future__ import annotations
@@ -21,21 +26,28 @@ import streamlit as st
 
 from explorer.lessons import LESSONS, Lesson, Question
 from explorer.quoting import md, md_text
-from explorer.rooms import MAX_NICKNAME, RoomError, Rooms, RoomState, new_id, qr_svg, sanitise_nickname, student_path
+from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
+from explorer.rooms_invite import PUBLIC_ENV, Invite, invite, lan_address, qr_svg
 from explorer.runs import runs_dir, safe_name
-from ui import owner
+from ui import owner, presenter
 from ui.frame import live_fragment
 
-ROOM, KEY, TEACH, NAME = "room", "key", "teach", "name"     # URL parameters (a contract)
+ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
+OLD_KEY = "key"              # the teacher key old links carried: dropped from the address bar, ignored
 CODE, COUNT = "room_code", "room_count"                     # element keys (a contract)
 DISTRIBUTION, END, TAKE_OVER, ALONE = "room_distribution", "room_end", "room_take_over", "room_alone"
+END_MENU = "room_end_menu"   # the popover End room opens: `END` inside it ends the room
+DEVICE, PIN_NEW = "room_device", "room_pin_new"             # the teacher's *Another device* popover, its button
+PIN, PIN_ENTER, I_TEACH = "room_pin", "room_pin_enter", "room_i_teach"   # typing the PIN on the other device
 NICKNAME = "room_nickname"
 TAB = "_room_tab"            # this teacher tab's id: one tab holds a room, another is read-only
+CLAIMED = "_room_claimed"    # the room this session claimed: its first claim takes the room over
 JOINED = "_room_joined"      # the room this session has taken its seat in
 SEEN = "_room_seen"          # the room version this student's page shows
 MISSES = "_room_misses"      # when this session named a room that does not exist
 MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
+SHOWN_PIN = "_room_pin_shown"   # (room, PIN, expiry) the teacher asked for, shown in this session only
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
 QR_PX = 220                  # a phone scans it from a projector's far wall
 POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
@@ -60,9 +72,9 @@ class Seat:
     """This page's place in a room: the room as last read, and whether this tab teaches it."""
 
     state: RoomState
-    teacher: bool            # the URL carries the teacher key
+    teacher: bool            # this browser teaches the room (its owner cookie)
     holds: bool              # ... and this tab holds the room (another teacher tab is read-only)
-    key: str | None
+    teacher_id: str | None   # the owner id the room knows the teacher by
     member: str | None       # a student's seat id
 
     @property
@@ -87,7 +99,7 @@ def tab_id() -> str:
 
 def _alone(lesson_id: str | None, step: int | None) -> None:
     """Leave the room and go on with its lesson, at its step, by oneself."""
-    for param in (ROOM, KEY, NAME, TEACH):
+    for param in (ROOM, NAME, TEACH):
         st.query_params.pop(param, None)
     if lesson_id in LESSONS:
         st.query_params["lesson"], st.query_params["step"] = lesson_id, str((step or 0) + 1)
@@ -98,18 +110,26 @@ def _problem(text: str, lesson_id: str | None = None, step: int | None = None) -
     st.button("Continue alone", key=ALONE, icon=":material/person:", on_click=_alone, args=(lesson_id, step))
 
 
+def _claim(code: str, teacher: str) -> bool:
+    """This tab's claim on the room: its first in this session takes the room over (a reload teaches at
+    once); later ones (every rerun) keep a room another tab took from it read-only here."""
+    first = st.session_state.get(CLAIMED) != code
+    holds = rooms().claim(code, teacher, tab_id(), take_over=first)
+    st.session_state[CLAIMED] = code
+    return holds
+
+
 def open_room(lesson: Lesson, index: int) -> None:
-    """`teach=1`: a new room on this step; the teacher's URL takes its code and key (and loses teach=1,
+    """`teach=1`: a new room on this step, taught by this browser; the URL takes its code (and loses teach=1,
     so a reload does not open a second room)."""
+    st.query_params.pop(TEACH, None)
     try:
-        code, key = rooms().create(lesson.id, index)
+        code = rooms().create(lesson.id, index, owner.owner_id())
     except RoomError as err:
         st.session_state[PROBLEM] = md_text(err)
-        st.query_params.pop(TEACH, None)
         return
-    st.query_params.pop(TEACH, None)
-    st.query_params[ROOM], st.query_params[KEY] = code, key
-    rooms().claim(code, key, tab_id())
+    st.query_params[ROOM] = code
+    _claim(code, owner.owner_id())
 
 
 def seat() -> Seat | None:
@@ -118,6 +138,7 @@ def seat() -> Seat | None:
     problem = st.session_state.pop(PROBLEM, None)
     if problem:
         st.warning(problem, icon=":material/meeting_room:")
+    st.query_params.pop(OLD_KEY, None)   # an old teacher link: its key gives nothing and leaves the address bar
     text = st.query_params.get(ROOM)
     if text is None:
         return None
@@ -138,13 +159,9 @@ def seat() -> Seat | None:
                  state.step)
         return None
     st.session_state[SEEN] = state.version   # what this run draws: the poll reruns when the room moves on
-    key = st.query_params.get(KEY)
-    if key is not None:
-        if rooms().is_teacher(state.code, key):
-            holds = rooms().claim(state.code, key, tab_id())
-            return Seat(state, True, holds, key, None)
-        st.warning("This link's teacher key is not this room's: you follow the room as a student.",
-                   icon=":material/key_off:")
+    teacher = owner.owner_id()
+    if rooms().is_teacher(state.code, teacher):
+        return Seat(state, True, _claim(state.code, teacher), teacher, None)
     member = member_id()
     if st.session_state.get(JOINED) != state.code:   # once a session: a student's reruns write nothing
         try:
@@ -161,7 +178,7 @@ def follow_teacher(seat: Seat, lesson: Lesson, index: int) -> tuple[Lesson, int]
     """The step this page shows: the teaching tab's URL moves the room; every other tab is where the room is."""
     state = seat.state
     if seat.teaching and (state.lesson, state.step) != (lesson.id, index):
-        rooms().move(seat.code, seat.key, lesson.id, index, tab_id())
+        rooms().move(seat.code, seat.teacher_id, lesson.id, index, tab_id())
     if seat.teaching:
         return lesson, index
     return seat.lesson(), min(state.step, len(seat.lesson().steps) - 1)   # students, a read-only teacher tab
@@ -170,51 +187,107 @@ def follow_teacher(seat: Seat, lesson: Lesson, index: int) -> tuple[Lesson, int]
 # ----------------------------------------------------------------------------- the teacher's bar
 def _end(seat: Seat) -> None:
     try:
-        rooms().end(seat.code, seat.key, tab_id())
+        rooms().end(seat.code, seat.teacher_id, tab_id())
     except RoomError as err:
         st.session_state[PROBLEM] = md_text(err)
 
 
 def _take_over(seat: Seat) -> None:
-    rooms().claim(seat.code, seat.key, tab_id(), take_over=True)
+    rooms().claim(seat.code, seat.teacher_id, tab_id(), take_over=True)
 
 
 def _show_distribution(seat: Seat) -> None:
     try:
-        rooms().show_distribution(seat.code, seat.key, bool(st.session_state[DISTRIBUTION]), tab_id())
+        rooms().show_distribution(seat.code, seat.teacher_id, bool(st.session_state[DISTRIBUTION]), tab_id())
     except RoomError as err:
         st.session_state[PROBLEM] = md_text(err)
 
 
+def _new_pin(seat: Seat) -> None:
+    try:
+        pin = rooms().new_pin(seat.code, seat.teacher_id)
+    except RoomError as err:
+        st.session_state[PROBLEM] = md_text(err)
+        return
+    st.session_state[SHOWN_PIN] = (seat.code, pin, time.time() + PIN_TTL_S)
+
+
+def room_invite(code: str) -> Invite:
+    """The invitation on this server: EXPLORER_PUBLIC_URL, else the page's address (on localhost: this
+    machine's LAN address and the server's port), or why phones cannot reach it."""
+    return invite(code, st.context.url, os.environ.get(PUBLIC_ENV), lan_address(),
+                  int(st.get_option("server.port")), str(st.get_option("server.address") or ""))
+
+
+def _invite(seat: Seat) -> Invite:
+    card = room_invite(seat.code)
+    with st.popover("Invite", icon=":material/qr_code_2:" if card.reachable else ":material/wifi_off:"):
+        if card.reachable:
+            st.markdown("Students open this link, or scan the code:")
+            st.code(card.link, language=None)
+            # st.image, not st.html: st.html's sanitiser drops inline SVG, which left the popover without its code
+            st.image(qr_svg(card.link), width=QR_PX)
+            if card.note:
+                st.caption(card.note)
+        else:   # no QR code of a link no phone can open; why is said under the bar
+            st.code(card.link, language=None)
+            st.caption("This link works on this computer only.")
+    return card
+
+
+def _another_device(seat: Seat) -> None:
+    """A PIN for the teacher's other device, on request: never drawn in presenter view (it is projected)."""
+    with st.popover("Another device", icon=":material/devices:", key=DEVICE,
+                    help="Teach this room from a phone or tablet too: a PIN to type there"):
+        st.markdown(f"On your other device, open the students' link, then *I'm the teacher*, and type the PIN "
+                    f"shown here. It works once, for {PIN_TTL_S / 60:.0f} minutes.")
+        shown = st.session_state.get(SHOWN_PIN)
+        if shown is not None and shown[0] == seat.code and time.time() < shown[2]:
+            pin, half = shown[1], PIN_DIGITS // 2
+            st.subheader(f"{pin[:half]} {pin[half:]}", anchor=False)
+        else:
+            shown = None   # none yet, another room's, or expired
+        st.button("New PIN" if shown else "Show a PIN", key=PIN_NEW, icon=":material/pin:", on_click=_new_pin,
+                  args=(seat,))
+
+
+def _end_menu(seat: Seat) -> None:
+    """End room asks first: its popover says what ending does, the button inside ends it."""
+    with st.popover("End room", icon=":material/logout:", key=END_MENU):
+        st.markdown(f"End room {seat.code} for everyone? Students go on alone from this step; nobody can join again.")
+        st.button("End the room for everyone", key=END, icon=":material/logout:", type="primary", on_click=_end,
+                  args=(seat,))
+
+
 def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
-    """The room's code, its invitation (link and QR code), the live count, the distribution toggle."""
-    base = st.context.url.rsplit("/", 1)[0] if st.context.url else ""
-    link = f"{base}/{student_path(seat.code)}" if base else student_path(seat.code)
+    """The room's code, its invitation (link and QR code), the distribution toggle and, at the far end from
+    it, another device's PIN and End room; the live count below."""
     with st.container(horizontal=True, vertical_alignment="center"):
         with st.container(key=CODE, width="content"):
             st.markdown(f":material/meeting_room: Room **{seat.code}**")
-        with st.popover("Invite", icon=":material/qr_code_2:"):
-            st.markdown("Students open this link, or scan the code:")
-            st.code(link, language=None)
-            # st.image, not st.html: st.html's sanitiser drops inline SVG, which left the popover without its code
-            st.image(qr_svg(link), width=QR_PX)
+        card = _invite(seat)
         if seat.holds:
             st.session_state[DISTRIBUTION] = seat.state.show_distribution
             st.toggle("Show predictions", key=DISTRIBUTION, on_change=_show_distribution, args=(seat,),
                       help="The class's predictions for this step as a chart, before the reveal")
-            st.button("End room", key=END, icon=":material/logout:", on_click=_end, args=(seat,))
+            st.space("stretch")   # a mis-click beside Show predictions never ends the class
+            if not presenter.on():
+                _another_device(seat)
+            _end_menu(seat)
         else:
             st.warning("Another tab is teaching this room: this one is read-only.", icon=":material/visibility:")
             st.button("Teach from this tab", key=TAKE_OVER, on_click=_take_over, args=(seat,))
+    if not card.reachable:
+        st.warning(card.note, icon=":material/wifi_off:")
     live_fragment(lambda: _count(seat, lesson, index), POLL_S)
 
 
 def _count(seat: Seat, lesson: Lesson, index: int) -> None:
     """'23 of 27 predicted' and who is here, read again every second; the teacher tab's heartbeat too. A tab that gained
-    the room (its holder went silent: closed, reloaded, or the server restarted) or lost it (taken over),
-    or whose room ended, is drawn again at once: its buttons follow its authority."""
+    the room (its holder went silent: closed) or lost it (another tab of the teacher's opened, reloaded or
+    took over), or whose room ended, is drawn again at once: its buttons follow its authority."""
     try:
-        holds = rooms().claim(seat.code, seat.key, tab_id())
+        holds = rooms().claim(seat.code, seat.teacher_id, tab_id())
     except RoomError:   # ended from another tab, or expired
         holds = None
     if holds != seat.holds:
@@ -226,7 +299,7 @@ def _count(seat: Seat, lesson: Lesson, index: int) -> None:
             st.caption(f":material/groups: {predicted} of {joined} predicted" if asked else
                        f":material/groups: {joined} student{'s' if joined != 1 else ''} in the room")
         with st.popover("Who is here", icon=":material/groups:"):   # an open popover stays open as this reruns
-            names = rooms().names(seat.code, seat.key)
+            names = rooms().names(seat.code, seat.teacher_id)
             st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
 
 
@@ -248,9 +321,26 @@ def _rename(seat: Seat) -> None:
         st.session_state[PROBLEM] = md_text(err)
 
 
+def _enter_pin(seat: Seat) -> None:
+    """The teacher's PIN typed on this device: it teaches from now on (and gives up its student's seat)."""
+    try:
+        rooms().enter_pin(seat.code, owner.owner_id(), st.session_state.get(PIN), seat.member)
+    except RoomError as err:
+        st.session_state[PROBLEM] = md_text(err)
+        return
+    for key in (PIN, JOINED, NICKNAME, CLAIMED):
+        st.session_state.pop(key, None)
+
+
 def student_bar(seat: Seat) -> None:
     where, name = st.columns([3, 2], vertical_alignment="bottom")
-    where.caption(f":material/meeting_room: Room {seat.code}: your screen follows the teacher's.")
+    with where.container(horizontal=True, vertical_alignment="center"):
+        st.caption(f":material/meeting_room: Room {seat.code}: your screen follows the teacher's.")
+        with st.popover("I'm the teacher", icon=":material/key:", type="tertiary", key=I_TEACH):
+            st.text_input("The PIN your other device shows under *Another device*", key=PIN, max_chars=12,
+                          placeholder=f"{PIN_DIGITS} digits", autocomplete="off")
+            st.button("Teach from this device", key=PIN_ENTER, icon=":material/school:", on_click=_enter_pin,
+                      args=(seat,))
     name.text_input("Your name (only the teacher sees it)", key=NICKNAME, max_chars=MAX_NICKNAME,
                     on_change=_rename, args=(seat,), placeholder="optional")
 
@@ -281,7 +371,7 @@ def run_name_for(code: str, nickname: str) -> str:
 
 def reveal(seat: Seat, lesson: Lesson, index: int) -> None:
     if seat.teaching and not rooms().revealed(seat.code, lesson.id, index):
-        rooms().reveal(seat.code, seat.key, lesson.id, index, tab_id())
+        rooms().reveal(seat.code, seat.teacher_id, lesson.id, index, tab_id())
 
 
 def revealed(seat: Seat, lesson: Lesson, index: int) -> bool:
@@ -291,7 +381,7 @@ def revealed(seat: Seat, lesson: Lesson, index: int) -> bool:
 def distribution(seat: Seat, lesson: Lesson, index: int, question: Question) -> dict[str, int] | None:
     """The class's predictions by choice (or number), for the chart; None when nobody predicted."""
     try:
-        counts = rooms().distribution(seat.code, lesson.id, index, seat.key)
+        counts = rooms().distribution(seat.code, lesson.id, index, seat.teacher_id)
     except RoomError:
         return None
     if not counts:

@@ -8,7 +8,7 @@ from explorer import checkpoints
 from explorer.lessons import LESSONS
 from tests.app.test_app import SHIPPED, assert_ok
 from tests.app.test_app_lessons import open_lesson
-from ui import room
+from ui import owner, room
 
 QUESTION = ("module6", 2)   # "Which dimensions change fastest?": three choices, answered without training
 
@@ -33,9 +33,35 @@ def texts(at: AppTest) -> str:
 def teacher(lesson_id: str = QUESTION[0], step: int = QUESTION[1]) -> tuple[AppTest, str]:
     at = tab({"lesson": lesson_id, "step": str(step), "teach": "1"})
     code = param(at, "room")
-    assert code and param(at, "key") and param(at, "teach") is None   # a reload opens no second room
+    assert code and param(at, "teach") is None                  # a reload opens no second room
+    assert set(at.query_params) == {"lesson", "step", "room"}   # and no secret in the address
     assert f"Room **{code}**" in texts(at)
     return at, code
+
+
+def browser(at: AppTest) -> str:
+    """The owner token of the browser `at` runs in: another AppTest with it is another tab of that browser."""
+    return at.session_state[owner.TOKEN]
+
+
+def teaching_url(at: AppTest) -> dict:
+    return {name: param(at, name) for name in at.query_params}
+
+
+def in_popover(at: AppTest, key: str) -> str | None:
+    """The label of the popover the element with `key` is drawn in (None: not in one)."""
+    def walk(node, label):
+        if getattr(node, "key", None) == key:
+            return label
+        proto = getattr(node, "proto", None)
+        if type(node).__name__ == "Block" and proto is not None and proto.WhichOneof("type") == "popover":
+            label = proto.popover.label
+        for child in getattr(node, "children", {}).values():
+            found = walk(child, label)
+            if found is not None:
+                return found
+        return None
+    return walk(at.main, None)
 
 
 def count_text(at: AppTest) -> str:
@@ -88,7 +114,7 @@ def test_a_reopened_tab_keeps_its_prediction_and_a_restarted_server_keeps_the_ro
     again = tab({"room": code}, token="c" * 30)
     assert again.radio(key="lesson_choice").value == 2
     assert "Locked" in texts(again)
-    t2 = tab({"lesson": QUESTION[0], "step": str(QUESTION[1]), "room": code, "key": param(t, "key")})
+    t2 = tab(teaching_url(t), token=browser(t))   # the teacher's browser, reloaded after the restart
     assert count_text(t2).endswith("1 of 1 predicted")
 
 
@@ -113,25 +139,104 @@ def test_an_ended_room_sends_students_on_alone_from_its_step():
 
 def test_a_guessed_teacher_key_gives_a_students_page():
     t, code = teacher()
-    s = tab({"room": code, "key": "guess", "lesson": "ch2", "step": "5"})
-    assert "not this room's" in texts(s)
-    assert not any(b.key in ("lesson_reveal", "room_end", "lesson_next") for b in s.button)
+    s = tab({"room": code, "key": "guess", "lesson": "ch2", "step": "5"})   # an old link's key: dropped, ignored
+    assert param(s, "key") is None and param(s, "room") == code
+    assert not any(b.key in ("lesson_reveal", "room_end", "lesson_next", "room_take_over") for b in s.button)
     assert [x.value for x in s.title] == [LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].title]
 
 
-def test_a_second_teacher_tab_is_read_only_until_it_takes_over(monkeypatch):
+def test_the_projected_url_in_another_browser_is_a_students_page():
+    t, code = teacher()
+    phone = tab(teaching_url(t), token="p" * 30)   # the exact address on the projector, another browser
+    keys = {b.key for b in phone.button}
+    assert "lesson_lock" in keys and not keys & {"lesson_reveal", "lesson_next", "lesson_prev", "room_end",
+                                                 "room_take_over", "room_pin_new"}
+    assert not phone.get("toggle") or all(x.key != "room_distribution" for x in phone.toggle)
+    t.run()
+    assert count_text(t).endswith("0 of 1 predicted")   # it sits as a student
+    assert any(b.key == "lesson_next" for b in t.button) and "read-only" not in texts(t)
+
+
+def test_a_reloaded_teacher_tab_teaches_at_once(monkeypatch):
     from explorer import rooms
 
-    monkeypatch.setattr(rooms, "HOLDER_S", 600.0)   # AppTest has no heartbeat: the first tab stays the holder
+    monkeypatch.setattr(rooms, "HOLDER_S", 600.0)   # the old tab's claim stays fresh: only the reload's own counts
     t, code = teacher()
-    query = {"lesson": QUESTION[0], "step": str(QUESTION[1]), "room": code, "key": param(t, "key")}
-    second = tab(query)
+    again = tab(teaching_url(t), token=browser(t))
+    assert "read-only" not in texts(again) and any(b.key == "lesson_next" for b in again.button)
+    again.button(key="lesson_next").click().run()
+    assert_ok(again)
+    assert room.rooms().state(code).step == QUESTION[1]   # it moved the room (0-based: the next step)
+
+
+def test_a_second_teacher_tab_is_read_only_until_it_takes_over(monkeypatch):
+    """Two tabs of the teacher's browser: the newest teaches (a reload is one), the other is read-only."""
+    from explorer import rooms
+
+    monkeypatch.setattr(rooms, "HOLDER_S", 600.0)   # AppTest has no heartbeat: the holder stays fresh
+    second, code = teacher()
+    first = tab(teaching_url(second), token=browser(second))   # opened after it: it holds the room now
+    second.run()
     assert "read-only" in texts(second) and second.button(key="lesson_reveal").disabled
     assert not any(b.key == "lesson_next" for b in second.button)   # it cannot move the room either
     second.button(key="room_take_over").click().run()
     assert_ok(second)
     assert not second.button(key="lesson_reveal").disabled and "read-only" not in texts(second)
     assert any(b.key == "lesson_next" for b in second.button)
+    first.run()
+    assert "read-only" in texts(first)
+
+
+def test_another_device_joins_with_the_pin_the_teacher_asks_for():
+    t, code = teacher()
+    assert in_popover(t, "room_pin_new") == "Another device"
+    assert not t.subheader   # no PIN before it is asked for
+    tablet = tab({"room": code}, token="t" * 30)   # the teacher's tablet opens the students' link
+    t.button(key="room_pin_new").click().run()
+    pin = t.session_state[room.SHOWN_PIN][1]
+    assert [h.value for h in t.subheader] == [f"{pin[:3]} {pin[3:]}"]
+    wrong = f"{(int(pin) + 1) % 10 ** 6:06d}"
+    tablet.text_input(key="room_pin").input(wrong)
+    tablet.button(key="room_pin_enter").click().run()
+    assert "wrong PIN: 4 tries left" in texts(tablet) and not any(b.key == "lesson_next" for b in tablet.button)
+    tablet.text_input(key="room_pin").input(pin)
+    tablet.button(key="room_pin_enter").click().run()
+    assert_ok(tablet)
+    assert any(b.key == "lesson_next" for b in tablet.button) and f"Room **{code}**" in texts(tablet)
+    t.run()
+    assert count_text(t).endswith("0 of 0 predicted")   # the tablet gave up its student's seat
+
+
+def test_presenter_view_never_shows_the_pin():
+    t, code = teacher()
+    t.query_params["present"] = "1"
+    t.run()
+    assert_ok(t)
+    assert not any(b.key == "room_pin_new" for b in t.button) and any(b.key == "room_end" for b in t.button)
+
+
+def test_end_room_asks_first_and_is_not_beside_show_predictions():
+    t, code = teacher()
+    assert in_popover(t, "room_end") == "End room" and in_popover(t, "room_distribution") is None
+    row = [getattr(n, "key", None) or type(n).__name__ for n in _bar(t)]
+    assert row.index("room_end_menu") - row.index("room_distribution") > 1, row   # something stands between
+    assert not room.rooms().state(code).closed   # the popover only asks
+    t.button(key="room_end").click().run()
+    assert room.rooms().state(code).closed
+
+
+def _bar(at: AppTest) -> list:
+    """The children of the teacher's bar: the horizontal block holding the room's code."""
+    def walk(node):
+        kids = list(getattr(node, "children", {}).values())
+        if any(getattr(k, "key", None) == "room_code" for k in kids):
+            return kids
+        for child in kids:
+            found = walk(child)
+            if found is not None:
+                return found
+        return None
+    return walk(at.main)
 
 
 def test_a_run_trained_in_a_room_is_named_after_the_student():
