@@ -136,10 +136,11 @@ def main() -> None:
     parser.add_argument("--lessons", default=",".join(LESSONS))
     parser.add_argument("--modes", default="alone,room")
     parser.add_argument("--key", default=KEY, help="the key that moves to the next step")
+    parser.add_argument("--out", default=str(OUT), help="the folder for the screenshots and boxes.json")
     args = parser.parse_args()
-    globals()["KEY"] = args.key
-    OUT.mkdir(parents=True, exist_ok=True)
+    globals().update(KEY=args.key, OUT=Path(args.out))
     rows: list = []
+    OUT.mkdir(parents=True, exist_ok=True)
     serving = nullcontext(args.url) if args.url else streamlit_server(Path(tempfile.mkdtemp()))
     with serving as url, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=shutil.which("chromium"), args=CHROMIUM_ARGS)
