@@ -55,7 +55,10 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     with st.container(horizontal=True, vertical_alignment="center", key="lesson_bar"):
         st.caption(f"{lesson.title} · {lesson.source}", width="content")
         lesson_nav.nav_buttons(lesson, index, moves=seat is None or seat.teaching)
-        presenter.display_menu() if presenter.on() else presenter.toggles()
+        if presenter.on():   # the corner's menu, here in the bar, where it covers nothing
+            presenter.display_menu()
+        else:
+            presenter.toggles()
         if seat is None:
             st.button("Open a room", key="room_open", icon=":material/meeting_room:", on_click=_teach,
                       help="Teach this lesson to a class: students follow your steps on their own screens")

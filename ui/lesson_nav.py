@@ -19,6 +19,7 @@ AT = "_lesson_at"                                  # (lesson id, step index) dra
 PROBLEM = "_lesson_problem"                        # what a link asked for that does not exist, said once
 CONTROL = "lesson_ctl_"                            # widget key prefix of a step's controls
 NAV, KEYS = "lesson_nav", "lesson_keys"            # the Back / step / Next row; the keys' component
+BUTTON_PX = 104                                    # Back, the step and Next fit a 390 px phone's row
 KEYS_HELP = "← and → or Page Up and Page Down (a presenter's clicker) move between steps"
 
 # One listener for the whole page (JavaScript only, nothing on screen): the four keys press Back or Next
@@ -30,16 +31,32 @@ const MOVES = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
 const TYPING = "textarea, [contenteditable=true], input:not([type=radio]):not([type=checkbox])";
 const WIDGET = "[role=radio], [role=radiogroup], [role=slider], input[type=radio]";
 
-function onKey(e) {
-  const hub = window.__explorerLesson;
-  const by = MOVES[e.key];
-  if (!by || !hub?.moves || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
-  const at = e.target instanceof Element ? e.target : null;
-  if (at?.closest(TYPING)) return;
-  if (e.key.startsWith("Arrow") && !hub.present && at?.closest(WIDGET)) return;
-  e.preventDefault();
+function move(by) {
   const button = document.querySelector(`.st-key-${by > 0 ? "lesson_next" : "lesson_prev"} button`);
   if (button && !button.disabled) button.click();
+}
+
+function wanted(e) {   // the step this key asks for (-1 or 1), or 0
+  const hub = window.__explorerLesson;
+  if (!hub?.moves || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return 0;
+  return MOVES[e.key] ?? 0;
+}
+
+// Capture phase, before a radio or slider handles the key itself (Base Web's radio takes the arrows).
+function onWidgetKey(e) {
+  const by = wanted(e), at = e.target instanceof Element ? e.target : null;
+  if (!by || !at?.closest(WIDGET) || (e.key.startsWith("Arrow") && !window.__explorerLesson.present)) return;
+  e.preventDefault();
+  e.stopPropagation();
+  move(by);
+}
+
+// Bubble phase: everywhere else, unless a chart's slider took the key.
+function onKey(e) {
+  const by = wanted(e), at = e.target instanceof Element ? e.target : null;
+  if (!by || e.defaultPrevented || at?.closest(TYPING) || at?.closest(WIDGET)) return;
+  e.preventDefault();
+  move(by);
 }
 
 function toTop() {
@@ -59,6 +76,7 @@ export default function ({ data }) {
   }
   if (!hub.listening) {
     hub.listening = true;
+    window.addEventListener("keydown", onWidgetKey, true);
     document.addEventListener("keydown", onKey);
   }
 }
@@ -122,15 +140,15 @@ def nav_buttons(lesson: Lesson, index: int, moves: bool = True) -> None:
     that follows a room) the step alone. Every page scrolls to the top of a new step."""
     n = len(lesson.steps)
     with st.container(key=NAV, horizontal=True, horizontal_alignment="center", vertical_alignment="center",
-                      wrap=False):
+                      wrap=False, width="content"):
         if moves:   # no tooltips: one left under the pointer after a click covered the buttons beside it
             st.button("Back", key=PREV, icon=":material/arrow_back:", disabled=index == 0, on_click=go,
-                      args=(index - 1,), width="stretch")
+                      args=(index - 1,), width=BUTTON_PX)
         st.markdown(f"<div style='text-align:center'><b>Step {index + 1} of {n}</b></div>", unsafe_allow_html=True,
                     help=KEYS_HELP if moves else None, width="content")
         if moves:
             st.button("Next", key=NEXT, icon=":material/arrow_forward:", icon_position="right",
-                      disabled=index == n - 1, on_click=go, args=(index + 1,), width="stretch", type="primary")
+                      disabled=index == n - 1, on_click=go, args=(index + 1,), width=BUTTON_PX, type="primary")
     _keys(key=KEYS, data={"at": f"{lesson.id}/{index}", "moves": moves, "present": presenter.on()}, height=0)
 
 

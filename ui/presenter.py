@@ -40,8 +40,12 @@ BASE_CSS = """
 [data-testid=stMetricValue] { font-size: 1.75rem; }
 /* A lesson's "Step X of N" sits level with Back and Next. */
 .st-key-lesson_nav [data-testid=stMarkdownContainer] p { margin: 0; }
-/* A phone's title in two lines rather than four. */
-@media (max-width: 640px) { [data-testid=stMain] h1 { font-size: 2rem; } }
+/* A phone: its title in two lines rather than four, and no chart toolbar (a touch screen shows it always,
+   over the chart's title; the PNG and SVG buttons stay under each chart). */
+@media (max-width: 640px) {
+  [data-testid=stMain] h1 { font-size: 2rem; }
+  [data-testid=stPlotlyChart] .modebar-container { display: none !important; }
+}
 """
 
 PRESENT_CSS = """
