@@ -44,7 +44,7 @@ BASE_CSS = """
    over the chart's title; the PNG and SVG buttons stay under each chart). */
 @media (max-width: 640px) {
   [data-testid=stMain] h1 { font-size: 2rem; }
-  [data-testid=stPlotlyChart] .modebar-container { display: none !important; }
+  [data-testid=stPlotlyChart] .modebar-container { visibility: hidden !important; }
 }
 """
 
