@@ -20,6 +20,7 @@ PROBLEM = "_lesson_problem"                        # what a link asked for that 
 CONTROL = "lesson_ctl_"                            # widget key prefix of a step's controls
 NAV, KEYS = "lesson_nav", "lesson_keys"            # the Back / step / Next row; the keys' component
 BUTTON_PX = 104                                    # Back, the step and Next fit a 390 px phone's row
+FOLLOW_HELP = "The teacher moves the steps: your screen follows"
 KEYS_HELP = "← and → or Page Up and Page Down (a presenter's clicker) move between steps"
 
 # One listener for the whole page (JavaScript only, nothing on screen): the four keys press Back or Next
@@ -144,8 +145,8 @@ def nav_buttons(lesson: Lesson, index: int, moves: bool = True) -> None:
         if moves:   # no tooltips: one left under the pointer after a click covered the buttons beside it
             st.button("Back", key=PREV, icon=":material/arrow_back:", disabled=index == 0, on_click=go,
                       args=(index - 1,), width=BUTTON_PX)
-        st.markdown(f"<div style='text-align:center'><b>Step {index + 1} of {n}</b></div>", unsafe_allow_html=True,
-                    help=KEYS_HELP if moves else None, width="content")
+        st.caption(f"<b>Step {index + 1} of {n}</b>", unsafe_allow_html=True,
+                    help=KEYS_HELP if moves else FOLLOW_HELP, width="content")
         if moves:
             st.button("Next", key=NEXT, icon=":material/arrow_forward:", icon_position="right",
                       disabled=index == n - 1, on_click=go, args=(index + 1,), width=BUTTON_PX, type="primary")

@@ -38,8 +38,8 @@ _LIGHT_BG = "#eeeeee"  # the app's background before the inversion: DARK_BG afte
 BASE_CSS = """
 /* A metric's value shrinks rather than being cut to "71.4 M…" in a narrow column. */
 [data-testid=stMetricValue] { font-size: 1.75rem; }
-/* A lesson's "Step X of N" sits level with Back and Next. */
-.st-key-lesson_nav [data-testid=stMarkdownContainer] p { margin: 0; }
+/* A lesson's "Step X of N" reads as a label, not a caption. */
+.st-key-lesson_nav [data-testid=stCaptionContainer] b { font-size: 1rem; }
 /* A phone: its title in two lines rather than four, and no chart toolbar (a touch screen shows it always,
    over the chart's title; the PNG and SVG buttons stay under each chart). */
 @media (max-width: 640px) {

@@ -8,7 +8,7 @@ from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
 PROJECTOR = {"width": 1280, "height": 720}
 PHONE = {"width": 390, "height": 844}
 QUESTION_KEYS = ("lesson_choice", "lesson_lock", "lesson_reveal", "room_dist", "lesson_result")
-STEP_LABEL = "[data-testid=stMain] [data-testid=stMarkdownContainer] b"
+STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
 
 # Each keyed element's top and bottom in the page (not the viewport: the scroll is added back), and the
 # page's own scroll; the class's chart is found by its Plotly key.
