@@ -45,32 +45,39 @@ def _teach() -> None:
 
 
 def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
+    """A step on one screen: a bar (where, Back / step / Next, the tools), the room's bar, the title, then the
+    text and question beside the view. In presenter view a question comes first, so at 1280x720 it, its
+    Lock and Reveal and the class's predictions sit on the first screen (tests/browser)."""
     step = lesson.steps[index]
     if lesson_nav.arrived(lesson, index):
         lesson_question.arrive(lesson, index, seat)
-    where, display = st.columns([2, 3], vertical_alignment="center")
-    where.caption(f"{lesson.title} · {lesson.source}")
-    with display.container(horizontal=True, horizontal_alignment="right"):
-        presenter.toggles()
+    student = seat is not None and not seat.teacher
+    with st.container(horizontal=True, vertical_alignment="center", key="lesson_bar"):
+        st.caption(f"{lesson.title} · {lesson.source}", width="content")
+        lesson_nav.nav_buttons(lesson, index, moves=seat is None or seat.teaching)
+        if presenter.on():   # the corner's menu, here in the bar, where it covers nothing
+            presenter.display_menu()
+        else:
+            presenter.toggles()
         if seat is None:
             st.button("Open a room", key="room_open", icon=":material/meeting_room:", on_click=_teach,
                       help="Teach this lesson to a class: students follow your steps on their own screens")
     lesson_nav.say_problem()
-    if seat is not None and not seat.teacher:
+    if student:
         room.student_bar(seat)
         room.follow(seat)
-    else:
-        if seat is not None:
-            room.teacher_bar(seat, lesson, index)
-        if seat is None or seat.teaching:
-            lesson_nav.nav_buttons(lesson, index)
-        else:   # a read-only teacher tab shows where the room is, and follows it
+    elif seat is not None:
+        room.teacher_bar(seat, lesson, index)
+        if not seat.teaching:   # a read-only teacher tab shows where the room is, and follows it
             room.follow(seat)
     st.title(step.title, anchor=False)
     text, live = st.columns([2, 3], gap="large")
+    first = step.question is not None and presenter.on()
     with text:
+        if first:
+            lesson_question.ask(lesson, index, step.question, seat)
         st.markdown(step.text)
-        if step.question is not None:   # before the controls: on a projector the question stays in view
+        if step.question is not None and not first:   # before the controls: the question stays in view
             lesson_question.ask(lesson, index, step.question, seat)
         values = lesson_nav.control_values(step)
         if step.try_it is not None:
@@ -78,6 +85,8 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
         if index == len(lesson.steps) - 1:
             lesson_question.summary(lesson, seat)
     with live:
+        if step.question is not None:
+            lesson_question.class_predictions(lesson, index, step.question, seat)
         shown = step.question is not None and lesson_question.result(lesson, index, step.question, seat)
         try:
             view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))

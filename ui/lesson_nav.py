@@ -8,15 +8,82 @@ history all land on the same step.
 from __future__ import annotations
 
 import streamlit as st
+import streamlit.components.v2 as components
 
 from explorer.lessons import LESSONS, Lesson, Step
 from explorer.quoting import md
+from ui import presenter
 
 LESSON, STEP, LOCK = "lesson", "step", "lock"      # URL parameters (a contract: links are shared)
 PREV, NEXT = "lesson_prev", "lesson_next"          # button keys
 AT = "_lesson_at"                                  # (lesson id, step index) drawn last
 PROBLEM = "_lesson_problem"                        # what a link asked for that does not exist, said once
 CONTROL = "lesson_ctl_"                            # widget key prefix of a step's controls
+NAV, KEYS = "lesson_nav", "lesson_keys"            # the Back / step / Next row; the keys' component
+BUTTON_PX = 104                                    # Back, the step and Next fit a 390 px phone's row
+FOLLOW_HELP = "The teacher moves the steps: your screen follows"
+KEYS_HELP = "← and → or Page Up and Page Down (a presenter's clicker) move between steps"
+
+# One listener for the whole page (JavaScript only, nothing on screen): the four keys press Back or Next
+# wherever the focus is, except in a text field (its caret) and in a chart whose slider took the key. A
+# radio or slider keeps its arrow keys outside presenter view; in presenter view the step wins, so a
+# clicker never changes the class's prediction. A new step opens scrolled to its top.
+_JS = """
+const MOVES = { ArrowLeft: -1, ArrowRight: 1, PageUp: -1, PageDown: 1 };
+const TYPING = "textarea, [contenteditable=true], input:not([type=radio]):not([type=checkbox])";
+const WIDGET = "[role=radio], [role=radiogroup], [role=slider], input[type=radio]";
+
+function move(by) {
+  const button = document.querySelector(`.st-key-${by > 0 ? "lesson_next" : "lesson_prev"} button`);
+  if (button && !button.disabled) button.click();
+}
+
+function wanted(e) {   // the step this key asks for (-1 or 1), or 0
+  const hub = window.__explorerLesson;
+  if (!hub?.moves || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return 0;
+  return MOVES[e.key] ?? 0;
+}
+
+// Capture phase, before a radio or slider handles the key itself (Base Web's radio takes the arrows).
+function onWidgetKey(e) {
+  const by = wanted(e), at = e.target instanceof Element ? e.target : null;
+  if (!by || !at?.closest(WIDGET) || (e.key.startsWith("Arrow") && !window.__explorerLesson.present)) return;
+  e.preventDefault();
+  e.stopPropagation();
+  move(by);
+}
+
+// Bubble phase: everywhere else, unless a chart's slider took the key.
+function onKey(e) {
+  const by = wanted(e), at = e.target instanceof Element ? e.target : null;
+  if (!by || e.defaultPrevented || at?.closest(TYPING) || at?.closest(WIDGET)) return;
+  e.preventDefault();
+  move(by);
+}
+
+function toTop() {
+  window.scrollTo(0, 0);
+  for (const sel of ["[data-testid=stMain]", "[data-testid=stAppViewContainer]"])
+    document.querySelector(sel)?.scrollTo(0, 0);
+}
+
+export default function ({ data }) {
+  const hub = (window.__explorerLesson ??= {});
+  hub.moves = data.moves;
+  hub.present = data.present;
+  if (hub.at !== data.at) {
+    hub.at = data.at;
+    toTop();
+    requestAnimationFrame(toTop);   // after the new step's first elements are laid out
+  }
+  if (!hub.listening) {
+    hub.listening = true;
+    window.addEventListener("keydown", onWidgetKey, true);
+    document.addEventListener("keydown", onKey);
+  }
+}
+"""
+_keys = components.component("explorer_lesson_keys", js=_JS)
 
 
 def where() -> tuple[Lesson | None, int]:
@@ -70,16 +137,21 @@ def open_lesson(lesson_id: str) -> None:
     st.query_params[STEP] = "1"
 
 
-def nav_buttons(lesson: Lesson, index: int) -> None:
-    """Back and Next, also on the ← and → keys."""
+def nav_buttons(lesson: Lesson, index: int, moves: bool = True) -> None:
+    """Back, "Step X of N" and Next in one row, also on the keys (KEYS_HELP); with `moves` False (a page
+    that follows a room) the step alone. Every page scrolls to the top of a new step."""
     n = len(lesson.steps)
-    back, label, forward = st.columns([1, 3, 1], vertical_alignment="center")
-    back.button("Back", key=PREV, icon=":material/arrow_back:", disabled=index == 0, on_click=go,
-                args=(index - 1,), shortcut="Left", width="stretch", help="Previous step (← key)")
-    label.markdown(f"<div style='text-align:center'><b>Step {index + 1} of {n}</b></div>", unsafe_allow_html=True)
-    forward.button("Next", key=NEXT, icon=":material/arrow_forward:", icon_position="right",
-                   disabled=index == n - 1, on_click=go, args=(index + 1,), shortcut="Right", width="stretch",
-                   type="primary", help="Next step (→ key)")
+    with st.container(key=NAV, horizontal=True, horizontal_alignment="center", vertical_alignment="center",
+                      wrap=False, width="content"):
+        if moves:   # no tooltips: one left under the pointer after a click covered the buttons beside it
+            st.button("Back", key=PREV, icon=":material/arrow_back:", disabled=index == 0, on_click=go,
+                      args=(index - 1,), width=BUTTON_PX)
+        st.caption(f"<b>Step {index + 1} of {n}</b>", unsafe_allow_html=True,
+                    help=KEYS_HELP if moves else FOLLOW_HELP, width="content")
+        if moves:
+            st.button("Next", key=NEXT, icon=":material/arrow_forward:", icon_position="right",
+                      disabled=index == n - 1, on_click=go, args=(index + 1,), width=BUTTON_PX, type="primary")
+    _keys(key=KEYS, data={"at": f"{lesson.id}/{index}", "moves": moves, "present": presenter.on()}, height=0)
 
 
 def _remember(key: str, widget_key: str) -> None:

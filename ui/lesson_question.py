@@ -132,8 +132,6 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
             st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it. {then}")
         elif locked is None and not teacher:
             st.caption("Pick an answer and lock it in: the measurement appears only after that.")
-    if teacher and seat.state.show_distribution and not done:
-        live_fragment(lambda: _class_chart(seat, lesson, index, question), room.POLL_S)
 
 
 def choice_order(lesson: Lesson, index: int, question: Question, seat: room.Seat | None) -> tuple[int, ...]:
@@ -149,6 +147,13 @@ def is_revealed(lesson: Lesson, index: int, seat: room.Seat | None) -> bool:
     if seat is not None and room.revealed(seat, lesson, index):
         return True
     return (seat is None or seat.teacher) and here_asked(lesson, index)
+
+
+def class_predictions(lesson: Lesson, index: int, question: Question, seat: room.Seat | None) -> None:
+    """The class's predictions as a live chart, for the teacher with Show predictions on, until the reveal
+    (pages/lessons.py draws it beside the question, where a projector shows it on the first screen)."""
+    if seat is not None and seat.teacher and seat.state.show_distribution and not is_revealed(lesson, index, seat):
+        live_fragment(lambda: _class_chart(seat, lesson, index, question), room.POLL_S)
 
 
 def _class_chart(seat: room.Seat, lesson: Lesson, index: int, question: Question) -> None:

@@ -38,6 +38,14 @@ _LIGHT_BG = "#eeeeee"  # the app's background before the inversion: DARK_BG afte
 BASE_CSS = """
 /* A metric's value shrinks rather than being cut to "71.4 M…" in a narrow column. */
 [data-testid=stMetricValue] { font-size: 1.75rem; }
+/* A lesson's "Step X of N" reads as a label, not a caption. */
+.st-key-lesson_nav [data-testid=stCaptionContainer] b { font-size: 1rem; }
+/* A phone: its title in two lines rather than four, and no chart toolbar (a touch screen shows it always,
+   over the chart's title; the PNG and SVG buttons stay under each chart). */
+@media (max-width: 640px) {
+  [data-testid=stMain] h1 { font-size: 2rem; }
+  [data-testid=stPlotlyChart] .modebar-container { visibility: hidden !important; }
+}
 """
 
 PRESENT_CSS = """
@@ -51,7 +59,7 @@ html { font-size: 20px; }
 [data-testid=stCaptionContainer], [data-testid=stCaptionContainer] p
   { font-size: 0.9rem !important; color: #222 !important; }
 [data-testid=stWidgetLabel] p { font-size: 0.9rem; color: #000; }
-[data-testid=stMain] h1 { font-size: 2.2rem; padding: 0 0 0.4rem; }
+[data-testid=stMain] h1 { font-size: 1.8rem; padding: 0 0 0.2rem; }
 [data-testid=stMain] h2 { font-size: 1.7rem; }
 [data-testid=stMain] h3 { font-size: 1.4rem; }
 .st-key-present_menu { position: fixed; top: 0.3rem; right: 3.5rem; z-index: 999991; width: auto !important; }
@@ -141,14 +149,20 @@ def toggles() -> None:
               help=f"Light text on a dark page and dark charts, for a dim room (`?{DARK}=1`).")
 
 
+def display_menu() -> None:
+    """The toggles in a small "Display" menu: presenter mode's, in a page's own toolbar or the corner."""
+    with st.popover("Display", icon=":material/tv:"):
+        toggles()
+
+
 def menu() -> None:
     """After the page, unless it drew the toggles itself: under "Display" in the sidebar, or, in presenter
     mode (the sidebar hidden), in a small menu at the page's top right."""
     if st.session_state.get(_DRAWN):
         return
     if on():
-        with st.container(key=MENU), st.popover("Display", icon=":material/tv:"):
-            toggles()
+        with st.container(key=MENU):
+            display_menu()
     else:
         with st.sidebar.expander("Display", icon=":material/tv:"):
             toggles()
@@ -169,4 +183,4 @@ def chart_config(base: dict | None = None) -> dict:
 
 
 __all__ = ["PRESENT", "DARK", "PRESENT_TOGGLE", "DARK_TOGGLE", "PRESENT_ON", "DARK_ON", "MENU", "CSS_MARK",
-           "DARK_BG", "on", "dark", "css", "apply", "toggles", "menu", "style", "chart_config"]
+           "DARK_BG", "on", "dark", "css", "apply", "toggles", "display_menu", "menu", "style", "chart_config"]

@@ -149,6 +149,8 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
     """Every head of every layer (L, H, Q, K) as one heatmap: rows = layers, columns = heads.
 
     One trace with NaN gaps, not a subplot a head: far quicker to draw (bench/README.md, "Attention mosaic").
+    A row's first tile carries the layer's name, the others their head alone: on a phone's narrow tiles
+    full names ran together ("layer 0 H0layer 0 H1").
     `mask` (Q, K) bool, True = allowed: the cells attention may not use are grey in every tile, as in
     `attention_heatmap`.
     """
@@ -168,7 +170,8 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
             grid[r0:r0 + q, c0:c0 + k] = p[li, hi]
             tile = custom[r0:r0 + q, c0:c0 + k]
             tile[..., 0], tile[..., 1], tile[..., 2:] = names[li], str(hi), tokens
-            annotations.append(dict(x=c0 - 0.5, y=r0 - 0.5, xref="x", yref="y", text=f"{names[li]} H{hi}",
+            name = f"{names[li]} H{hi}".strip() if hi == 0 else f"H{hi}"
+            annotations.append(dict(x=c0 - 0.5, y=r0 - 0.5, xref="x", yref="y", text=name,
                                     showarrow=False, xanchor="left", yanchor="bottom", font=dict(size=12)))
     heatmap = go.Heatmap(
         z=grid, customdata=custom, zmin=0.0, zmax=1.0, colorscale=ATTENTION_SCALE, hoverongaps=False,

@@ -22,6 +22,7 @@ DRAWING = "drawing"    # layout.meta.kind of explorer/diagram.py's figures
 DRAWING_SHRINK = 0.8   # a diagram (fixed aspect, text sized to its boxes) is never drawn smaller than this
 DARK_TEXT = "#e8e8e8"
 DARK_GRID = "#33383f"
+DARK_MASK = "#3a3f47"  # cells attention may not use: dim on a dark page (the light look's grey would glare)
 DARK_WIDGET = dict(bgcolor="#2b3038", bordercolor="#6b7280", font=dict(color=DARK_TEXT))
 
 
@@ -89,6 +90,9 @@ def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
         _enlarge(layout, out.data)
     if dark:
         _darken(layout)
+        for trace in out.data:
+            if trace.type == "heatmap" and trace.name == "masked":
+                trace.colorscale = [[0, DARK_MASK], [1, DARK_MASK]]
     height = layout.get("height") or 450
     if max_height and height > max_height:   # a drawing's text keeps its size: it shrinks a fifth at most
         layout["height"] = int(max(max_height, DRAWING_SHRINK * height) if drawing else max_height)
@@ -100,4 +104,5 @@ def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
     return out
 
 
-__all__ = ["TEXT_PX", "TICK_PX", "LABEL_PX", "TITLE_PX", "DARK_BG", "DARK_TEXT", "DARK_GRID", "for_projector"]
+__all__ = ["TEXT_PX", "TICK_PX", "LABEL_PX", "TITLE_PX", "DARK_BG", "DARK_TEXT", "DARK_GRID", "DARK_MASK",
+           "for_projector"]

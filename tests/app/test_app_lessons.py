@@ -37,7 +37,7 @@ def texts(at: AppTest) -> str:
 
 
 def step_text(at: AppTest) -> str:
-    return next(m.value for m in at.markdown if "Step " in m.value and " of " in m.value)
+    return next(m.value for m in [*at.markdown, *at.caption] if "Step " in m.value and " of " in m.value)
 
 
 @pytest.mark.parametrize("lesson_id, index", STEPS, ids=[f"{a}-{b + 1}" for a, b in STEPS])

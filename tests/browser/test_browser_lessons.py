@@ -8,7 +8,7 @@ from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered
 from tests.browser.test_browser_presenter import MEASURE, PROJECTOR
 
 pytestmark = pytest.mark.browser
-STEP_LABEL = "[data-testid=stMain] [data-testid=stMarkdownContainer] b"
+STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
 
 
 def wait_step(page, k: int, n: int) -> None:

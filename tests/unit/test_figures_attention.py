@@ -80,7 +80,7 @@ def test_mosaic_places_tiles_at_offsets_with_nan_gaps():
     assert np.all(np.isnan(z[~covered])) and (~covered).any()
     assert (hm.zmin, hm.zmax) == (0.0, 1.0) and hm.hoverongaps is False
     texts = [a.text for a in fig.layout.annotations]
-    assert len(texts) == 6 and "dec 0 H1" in texts and "enc 0 H0" in texts
+    assert len(texts) == 6 and "dec 0 H0" in texts and "enc 0 H0" in texts and texts.count("H1") == 3
     r0, c0 = 2 * m["row_stride"] + 1, 1 * m["col_stride"] + 3  # layer 2, head 1, query 1, key 3
     assert tuple(hm.customdata[r0][c0]) == ("dec 0", "1", "b (pos 1)", "y (pos 3)")
 

@@ -96,3 +96,17 @@ def test_dark_backgrounds_light_text_and_grid():
 def test_max_height():
     fig = _heatmap_with_slider()
     assert for_projector(fig, large=False, max_height=300).layout.height == 300
+
+
+def test_dark_masked_cells_are_dark():
+    """The grey of the cells attention may not use would glare on a dark page: dark draws them dim."""
+    from explorer.figures.attention import MASK_GREY
+    from explorer.figures.projector import DARK_MASK
+
+    mask = np.tri(3, dtype=bool)
+    for fig in (attention_heatmap(np.full((3, 3), 1 / 3), list("abc"), list("abc"), mask=mask),
+                attention_mosaic(np.full((1, 2, 3, 3), 1 / 3), list("abc"), list("abc"), mask=mask)):
+        masked = lambda f: next(t for t in f.data if t.name == "masked")  # noqa: E731
+        assert masked(fig).colorscale[0][1] == MASK_GREY
+        assert {c for _, c in masked(for_projector(fig, large=False, dark=True)).colorscale} == {DARK_MASK}
+        assert masked(fig).colorscale[0][1] == MASK_GREY   # the original untouched

@@ -1,0 +1,63 @@
+"""Walking the lessons in Chromium, shared by tests/browser/test_browser_lesson_screens.py and
+bench/lesson_screens.py: where a step's question widgets are drawn, and how far the page is scrolled."""
+
+from __future__ import annotations
+
+from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
+
+PROJECTOR = {"width": 1280, "height": 720}
+PHONE = {"width": 390, "height": 844}
+QUESTION_KEYS = ("lesson_choice", "lesson_lock", "lesson_reveal", "room_dist", "lesson_result")
+STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
+
+# Each keyed element's top and bottom in the page (not the viewport: the scroll is added back), and the
+# page's own scroll; the class's chart is found by its Plotly key.
+BOXES = """(keys) => {
+  const main = document.querySelector('[data-testid=stMain]');
+  const scroll = Math.max(window.scrollY, main ? main.scrollTop : 0);
+  const box = e => { const r = e.getBoundingClientRect();
+    return r.height ? [Math.round(r.top + scroll), Math.round(r.bottom + scroll)] : null; };
+  const out = {scroll};
+  for (const key of keys) {
+    const e = key === 'room_dist' ? document.querySelector('[class*="st-key-room_dist_"]')
+                                  : document.querySelector('.st-key-' + key);
+    out[key] = e ? box(e) : null;
+  }
+  return out; }"""
+
+
+def step_shown(page, title: str) -> None:
+    """Wait until the page's title is `title` and the page has finished its run."""
+    page.wait_for_function("""t => [...document.querySelectorAll('[data-testid=stMain] h1')]
+        .some(h => h.innerText.trim() === t)""", arg=title, timeout=TIMEOUT_MS)
+    _wait_rendered(page)
+
+
+def says_step(page, k: int, n: int) -> bool:
+    return page.evaluate(f"""() => [...document.querySelectorAll('{STEP_LABEL}')]
+        .some(b => b.innerText.includes('Step {k} of {n}'))""")
+
+
+def boxes(page, keys=QUESTION_KEYS) -> dict:
+    return page.evaluate(BOXES, list(keys))
+
+
+def scrolled(page) -> float:
+    return page.evaluate(BOXES, [])["scroll"]
+
+
+def pick_first(page) -> None:
+    """Predict: the first choice of a radio, or a number typed in."""
+    radio = page.locator(".st-key-lesson_choice [data-testid=stRadioOption]")
+    if radio.count():
+        radio.first.click()
+    else:
+        field = page.locator(".st-key-lesson_choice input")
+        field.fill("1")
+        field.press("Enter")
+    _wait_rendered(page)
+
+
+def click(page, key: str) -> None:
+    page.locator(f".st-key-{key} button").click()
+    _wait_rendered(page)

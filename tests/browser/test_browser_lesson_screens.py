@@ -1,0 +1,102 @@
+"""A lesson taught from a 1280x720 projector (issue 31, "one screen"): in presenter view and in a room,
+every question's choices, Lock, Reveal and the class's predictions are inside the first 720 px; each
+new step opens at its top; Page Down (a presenter's clicker) and → move a step even from a focused radio,
+which keeps its prediction. Screenshots of every step: `python bench/lesson_screens.py`."""
+
+import pytest
+
+from explorer.lessons import LESSONS
+from tests.browser.lesson_screens import PROJECTOR, boxes, click, says_step, scrolled, step_shown
+from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
+
+pytestmark = pytest.mark.browser
+SCROLL_DOWN = """() => { for (const sel of ['[data-testid=stMain]', '[data-testid=stAppViewContainer]'])
+  document.querySelector(sel)?.scrollTo(0, 400); window.scrollTo(0, 400); }"""
+
+
+def _on_screen(box, what: str, where: str) -> None:
+    assert box is not None, f"{where}: no {what}"
+    assert 0 <= box[0] and box[1] <= PROJECTOR["height"], f"{where}: {what} at y {box[0]}-{box[1]}"
+
+
+def _next(page) -> None:
+    page.evaluate(SCROLL_DOWN)   # so that a new step's scroll is its own
+    page.keyboard.press("PageDown")
+
+
+def test_every_question_fits_the_projector_in_a_room(server, chromium):
+    teacher = chromium.new_context(viewport=PROJECTOR).new_page()
+    student = chromium.new_context(viewport=PROJECTOR).new_page()   # another browser: a student's seat
+    try:
+        for lesson in LESSONS.values():
+            n = len(lesson.steps)
+            teacher.goto(f"{server}/lessons?lesson={lesson.id}&step=1&present=1&teach=1")
+            teacher.locator(".st-key-room_code").wait_for(timeout=TIMEOUT_MS)
+            _wait_rendered(teacher)
+            code = teacher.locator(".st-key-room_code").inner_text().split()[-1]
+            if not teacher.locator(".st-key-room_distribution input").is_checked():
+                teacher.locator(".st-key-room_distribution label").click()
+                _wait_rendered(teacher)
+            student.goto(f"{server}/lessons?room={code}&present=1")
+            for k, step in enumerate(lesson.steps, 1):
+                where = f"{lesson.id} step {k}"
+                step_shown(teacher, step.title)
+                step_shown(student, step.title)
+                assert scrolled(teacher) == 0 and scrolled(student) == 0, where
+                assert says_step(student, k, n), f"{where}: the student is not told the step"
+                if step.question is not None:
+                    on_teacher, on_student = boxes(teacher), boxes(student)
+                    _on_screen(on_teacher["lesson_choice"], "the choices", where)
+                    _on_screen(on_teacher["lesson_reveal"], "Reveal", where)
+                    _on_screen(on_student["lesson_choice"], "the student's choices", where)
+                    _on_screen(on_student["lesson_lock"], "the student's Lock", where)
+                    radio = student.locator(".st-key-lesson_choice [data-testid=stRadioOption]")
+                    if radio.count():
+                        radio.first.click()
+                    else:
+                        student.locator(".st-key-lesson_choice input").fill("1")
+                        student.locator(".st-key-lesson_choice input").press("Enter")
+                    _wait_rendered(student)
+                    click(student, "lesson_lock")
+                    teacher.locator('[class*="st-key-room_dist_"] .main-svg').first.wait_for(timeout=TIMEOUT_MS)
+                    on_teacher = boxes(teacher)
+                    _on_screen(on_teacher["room_dist"], "the class's predictions", where)
+                    _on_screen(on_teacher["lesson_reveal"], "Reveal after the lock", where)
+                if k < n:
+                    student.evaluate(SCROLL_DOWN)
+                    _next(teacher)
+    finally:
+        teacher.context.close()
+        student.context.close()
+
+
+def test_the_clicker_moves_steps_from_a_focused_radio_and_leaves_the_prediction(server, chromium):
+    lesson = LESSONS["ch2"]
+    n, k = len(lesson.steps), next(k for k, s in enumerate(lesson.steps, 1) if s.question and s.question.choices)
+    page = chromium.new_page(viewport=PROJECTOR)
+    try:
+        page.goto(f"{server}/lessons?lesson={lesson.id}&step={k}&present=1")
+        step_shown(page, lesson.steps[k - 1].title)
+        options = page.locator(".st-key-lesson_choice [data-testid=stRadioOption]")
+        locked = options.first.inner_text().strip()
+        options.first.click()   # picked and focused
+        _wait_rendered(page)
+        click(page, "lesson_lock")
+        _on_screen(boxes(page)["lesson_reveal"], "Reveal after the lock", f"ch2 step {k}")
+        options.nth(1).click()   # another pick, focused, not locked
+        _wait_rendered(page)
+        page.keyboard.press("ArrowRight")   # a radio would move its pick to the third choice
+        step_shown(page, lesson.steps[k].title)
+        assert says_step(page, k + 1, n) and f"step={k + 1}" in page.url
+        page.keyboard.press("PageUp")
+        step_shown(page, lesson.steps[k - 1].title)
+        checked = page.locator(".st-key-lesson_choice input[type=radio]:checked")
+        assert checked.count() == 1   # the locked prediction, not one a key picked
+        assert checked.evaluate("e => e.closest('[data-testid=stRadioOption]').innerText").strip() == locked
+        page.locator(".st-key-lesson_choice [data-testid=stRadioOption]").nth(1).click()
+        _wait_rendered(page)
+        page.keyboard.press("PageDown")
+        step_shown(page, lesson.steps[k].title)
+        assert f"step={k + 1}" in page.url
+    finally:
+        page.close()
