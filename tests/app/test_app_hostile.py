@@ -17,7 +17,7 @@ from tests.hostile import VALUES, live_markdown, live_plotly, tsv
 from ui import inside, inspecting, lesson_nav, models, owner, presenter, room
 
 # What pages read off the URL themselves; the widgets bound to it are added from the page as drawn.
-DIRECT = [lesson_nav.LESSON, lesson_nav.STEP, lesson_nav.LOCK, room.ROOM, room.TEACH, room.NAME, room.KEY,
+DIRECT = [lesson_nav.LESSON, lesson_nav.STEP, lesson_nav.LOCK, room.ROOM, room.TEACH, room.NAME, room.OLD_KEY,
           inspecting.ATT_LAYER, inspecting.ATT_HEAD, inspecting.ATT_KIND, inspecting.ATT_REF, inside.KIND,
           inside.LAYER, inside.HEAD, presenter.PRESENT, presenter.DARK, inspecting.INSPECT_TEXT, models.PRETRAINED,
           "search_fields", "search_space_lr", "search_space_d_model", "cfg_d_model", "cfg_norm", "cfg_task"]
