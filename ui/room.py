@@ -34,7 +34,7 @@ from ui.frame import live_fragment
 
 ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
 OLD_KEY = "key"              # the teacher key old links carried: dropped from the address bar, ignored
-CODE, COUNT = "room_code", "room_count"                     # element keys (a contract)
+CODE, COUNT, UNREACHABLE = "room_code", "room_count", "room_unreachable"   # element keys (a contract)
 DISTRIBUTION, END, TAKE_OVER, ALONE = "room_distribution", "room_end", "room_take_over", "room_alone"
 END_MENU = "room_end_menu"   # the popover End room opens: `END` inside it ends the room
 DEVICE, PIN_NEW = "room_device", "room_pin_new"             # the teacher's *Another device* popover, its button
@@ -229,7 +229,8 @@ def _invite(seat: Seat) -> Invite:
             st.image(qr_svg(card.link), width=QR_PX)
             if card.note:
                 st.caption(card.note)
-        else:   # no QR code of a link no phone can open; why is said under the bar
+        else:   # no QR code of a link no phone can open; the count's row points here
+            st.warning(card.note, icon=":material/wifi_off:")
             st.code(card.link, language=None)
             st.caption("This link works on this computer only.")
     return card
@@ -277,12 +278,10 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
         else:
             st.warning("Another tab is teaching this room: this one is read-only.", icon=":material/visibility:")
             st.button("Teach from this tab", key=TAKE_OVER, on_click=_take_over, args=(seat,))
-    if not card.reachable:
-        st.warning(card.note, icon=":material/wifi_off:")
-    live_fragment(lambda: _count(seat, lesson, index), POLL_S)
+    live_fragment(lambda: _count(seat, lesson, index, card.reachable), POLL_S)
 
 
-def _count(seat: Seat, lesson: Lesson, index: int) -> None:
+def _count(seat: Seat, lesson: Lesson, index: int, reachable: bool = True) -> None:
     """'23 of 27 predicted' and who is here, read again every second; the teacher tab's heartbeat too. A tab that gained
     the room (its holder went silent: closed) or lost it (another tab of the teacher's opened, reloaded or
     took over), or whose room ended, is drawn again at once: its buttons follow its authority."""
@@ -301,6 +300,9 @@ def _count(seat: Seat, lesson: Lesson, index: int) -> None:
         with st.popover("Who is here", icon=":material/groups:"):   # an open popover stays open as this reruns
             names = rooms().names(seat.code, seat.teacher_id)
             st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
+        if not reachable:   # one line, beside the count: the whole note would push Reveal off a projector
+            with st.container(key=UNREACHABLE, width="content"):
+                st.markdown(":material/wifi_off: **Phones cannot open this room's link yet**: see *Invite*.")
 
 
 # ----------------------------------------------------------------------------- students

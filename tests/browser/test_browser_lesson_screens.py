@@ -6,6 +6,7 @@ which keeps its prediction. Screenshots of every step: `python bench/lesson_scre
 import pytest
 
 from explorer.lessons import LESSONS
+from explorer.rooms_invite import CLASS_COMMAND
 from tests.browser.lesson_screens import PROJECTOR, boxes, click, says_step, scrolled, step_shown
 from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
 
@@ -34,6 +35,13 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
             teacher.locator(".st-key-room_code").wait_for(timeout=TIMEOUT_MS)
             _wait_rendered(teacher)
             code = teacher.locator(".st-key-room_code").inner_text().split()[-1]
+            # this server listens on 127.0.0.1 only: one line says so, the Invite popover says how to fix it
+            assert "Phones cannot open" in teacher.locator(".st-key-room_unreachable").inner_text()
+            if lesson.id == "ch2":
+                teacher.locator("[data-testid=stPopover] button:has-text('Invite')").click()
+                note = teacher.locator("[data-testid=stPopoverBody]:visible [data-testid=stAlert]")
+                assert CLASS_COMMAND in note.inner_text(timeout=TIMEOUT_MS)
+                teacher.keyboard.press("Escape")
             if not teacher.locator(".st-key-room_distribution input").is_checked():
                 teacher.locator(".st-key-room_distribution label").click()
                 _wait_rendered(teacher)
