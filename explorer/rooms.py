@@ -46,17 +46,16 @@ from .rooms_input import (  # noqa: F401
     normalise_code,
     sanitise_nickname,
 )
+from .rooms_seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
 RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
 HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to another
                            # teacher tab's heartbeat (a tab just opened or reloaded takes it over at once)
-MAX_MEMBERS = 200
 MAX_OPEN_ROOMS = 500
 PIN_DIGITS, PIN_TTL_S = 6, 600.0   # a PIN is typed on the other device within 10 minutes, once
 MAX_PIN_MISSES = 5        # then the PIN is void: 5 guesses in 10**6 per PIN asked for
-LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
 FILE_NAME = "rooms.sqlite"
 
 
@@ -73,14 +72,6 @@ class RoomState:
     expired: bool            # closed because nobody wrote to it for IDLE_S
     created: float
     touched: float
-
-
-@dataclass(frozen=True)
-class Member:
-    room: str
-    member_id: str
-    nickname: str
-    joined: float
 
 
 def new_id() -> str:
@@ -101,11 +92,11 @@ def _pin_hash(code: str, pin: str) -> str:
     return _hash(f"explorer-pin:{code}:{pin}")
 
 
-class Rooms(Database):
+class Rooms(Seats, Database):
     """The rooms of one server: `Rooms()` opens (and creates or migrates) the default file.
 
     Safe to share between threads (one connection per thread) and between processes (SQLite locks);
-    `clock` is injectable for tests."""
+    `clock` is injectable for tests. The students' side (seats, locks, the class's counts) is `Seats`."""
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         if path is None:
@@ -320,98 +311,3 @@ class Rooms(Database):
                     conn.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
         if refused is not None:
             raise RoomError(refused)
-
-    # --- students
-
-    def join(self, code, member_id, nickname: str = "") -> Member:
-        """Take (or take back) a seat; a reopened tab with the same member id keeps its predictions."""
-        code, member_id, nickname = normalise_code(code), _token(member_id), sanitise_nickname(nickname)
-        now = self._clock()
-        with self._write() as conn:
-            self._open_row(conn, code)
-            old = conn.execute("SELECT joined FROM members WHERE room = ? AND member_id = ?",
-                               (code, member_id)).fetchone()
-            if old is None:
-                seats = conn.execute("SELECT COUNT(*) FROM members WHERE room = ?", (code,)).fetchone()[0]
-                if seats >= MAX_MEMBERS:
-                    raise RoomError(f"room {code} is full ({MAX_MEMBERS} students): continue the lesson alone")
-                conn.execute("INSERT INTO members (room, member_id, nickname, joined, last_seen) "
-                             "VALUES (?, ?, ?, ?, ?)", (code, member_id, nickname, now, now))
-            else:
-                conn.execute("UPDATE members SET nickname = ?, last_seen = ? WHERE room = ? AND member_id = ?",
-                             (nickname, now, code, member_id))
-            conn.execute("UPDATE rooms SET tally = tally + 1, touched = ? WHERE code = ?", (now, code))
-        return Member(code, member_id, nickname, now if old is None else old["joined"])
-
-    def member(self, code, member_id) -> Member | None:
-        row = self._conn().execute("SELECT * FROM members WHERE room = ? AND member_id = ?",
-                                   (normalise_code(code), _token(member_id))).fetchone()
-        return None if row is None else Member(row["room"], row["member_id"], row["nickname"], row["joined"])
-
-    def _limit(self, code: str, member_id: str) -> None:
-        """A token bucket per seat, in this process: a flood from one seat never waits on (or slows) others."""
-        now = self._clock()
-        with self._guard:
-            tokens, then = self._buckets.get((code, member_id), (LOCK_BURST, now))
-            tokens = min(LOCK_BURST, tokens + (now - then) * LOCK_BURST / LOCK_WINDOW_S)
-            if tokens < 1:
-                wait = math.ceil((1 - tokens) * LOCK_WINDOW_S / LOCK_BURST)
-                raise RoomError(f"too many locks: wait {wait} s, then lock your prediction again")
-            self._buckets[(code, member_id)] = (tokens - 1, now)
-            if len(self._buckets) > MAX_MEMBERS * MAX_OPEN_ROOMS // 10:   # forget seats long refilled
-                self._buckets = {k: v for k, v in self._buckets.items() if now - v[1] < LOCK_WINDOW_S}
-
-    def predict(self, code, member_id, lesson, step, value) -> None:
-        """Lock a prediction (an int: a choice index; a float: a number) on the room's current step.
-        A second lock replaces the first until the step is revealed."""
-        code, member_id = normalise_code(code), _token(member_id)
-        (lesson, step), (number, is_choice) = _where(lesson, step), _value(value)
-        self._limit(code, member_id)
-        now = self._clock()
-        with self._write() as conn:
-            row = self._open_row(conn, code)
-            if self.member(code, member_id) is None:
-                raise RoomError(f"this browser has not joined room {code}: reopen the student link")
-            if (row["lesson"], row["step"]) != (lesson, step):
-                raise RoomError("the class has moved to another step: lock your prediction on the step shown now")
-            if self._revealed(code, lesson, step):
-                raise RoomError("this step's answer is revealed: predictions are closed")
-            conn.execute("INSERT INTO predictions (room, member_id, lesson, step, value, is_choice, locked_at) "
-                         "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, member_id, lesson, step) DO UPDATE SET "
-                         "value = excluded.value, is_choice = excluded.is_choice, locked_at = excluded.locked_at",
-                         (code, member_id, lesson, step, number, int(is_choice), now))
-            conn.execute("UPDATE members SET last_seen = ? WHERE room = ? AND member_id = ?", (now, code, member_id))
-            conn.execute("UPDATE rooms SET tally = tally + 1, touched = ? WHERE code = ?", (now, code))
-
-    def prediction(self, code, member_id, lesson, step) -> int | float | None:
-        lesson, step = _where(lesson, step)
-        row = self._conn().execute(
-            "SELECT value, is_choice FROM predictions WHERE room = ? AND member_id = ? AND lesson = ? AND step = ?",
-            (normalise_code(code), _token(member_id), lesson, step)).fetchone()
-        return None if row is None else (int(row["value"]) if row["is_choice"] else row["value"])
-
-    # --- the class as a whole (anonymous)
-
-    def _known(self, code) -> str:
-        code = normalise_code(code)
-        if self._row(self._conn(), code) is None:
-            raise RoomError(f"there is no room {code}: check the code with your teacher, or continue alone")
-        return code
-
-    def count(self, code, lesson, step) -> tuple[int, int]:
-        """(members who locked a prediction on this step, members who joined): "23 of 27 predicted"."""
-        code, (lesson, step) = self._known(code), _where(lesson, step)
-        row = self._conn().execute(
-            "SELECT (SELECT COUNT(*) FROM predictions WHERE room = ? AND lesson = ? AND step = ?), "
-            "(SELECT COUNT(*) FROM members WHERE room = ?)", (code, lesson, step, code)).fetchone()
-        return row[0], row[1]
-
-    def distribution(self, code, lesson, step, teacher: str | None = None) -> dict[int | float, int]:
-        """How many locked each value, in value order: for everyone after the reveal, before it for the teacher."""
-        code, (lesson, step) = self._known(code), _where(lesson, step)
-        if not self._revealed(code, lesson, step) and not self.is_teacher(code, teacher):
-            raise RoomError("the class's predictions are shown after the reveal")
-        rows = self._conn().execute(
-            "SELECT value, is_choice, COUNT(*) AS n FROM predictions WHERE room = ? AND lesson = ? AND step = ? "
-            "GROUP BY value, is_choice ORDER BY value", (code, lesson, step))
-        return {(int(r["value"]) if r["is_choice"] else r["value"]): r["n"] for r in rows}

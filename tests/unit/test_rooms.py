@@ -12,7 +12,7 @@ import pytest
 import segno
 
 from explorer import rooms as R
-from explorer import rooms_db
+from explorer import rooms_db, rooms_seats
 from explorer.rooms import RoomError, Rooms
 from explorer.rooms_invite import qr_svg, student_path
 
@@ -242,7 +242,7 @@ def test_a_flood_of_locks_is_rate_limited_for_that_seat_only(db, room, clock):
 
 def test_room_full_and_server_full(db, room, monkeypatch):
     code, _ = room
-    monkeypatch.setattr(R, "MAX_MEMBERS", 3)
+    monkeypatch.setattr(rooms_seats, "MAX_MEMBERS", 3)
     for n in range(3):
         db.join(code, seat(n))
     with pytest.raises(RoomError, match="full"):
