@@ -103,7 +103,7 @@ def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) ->
 def command_line(spec: SearchSpec) -> str:
     """The same search from a terminal, every fixed setting with it (its own study: the app's is this
     visitor's)."""
-    space = " ".join(f"--space '{d.spec()}'" for d in spec.dims().values())
+    space = " ".join(f"--space {shlex.quote(d.spec())}" for d in spec.dims().values())
     fixed = "".join(f" --set {shlex.quote(f'{k}={v}')}" for k, v in spec.settings().items() if k != "steps")
     extra = "".join(f" --{k} {v}" for k, v, default in (("sampler", spec.sampler, "tpe"),
                                                         ("pruner", spec.pruner, "none"), ("seed", spec.seed, 0))

@@ -169,7 +169,7 @@ def test_a_reloaded_teacher_tab_teaches_at_once(monkeypatch):
     assert room.rooms().state(code).step == QUESTION[1]   # it moved the room (0-based: the next step)
 
 
-def test_a_second_teacher_tab_is_read_only_until_it_takes_over(monkeypatch):
+def test_the_newest_teacher_tab_teaches_and_an_older_one_is_read_only_until_it_takes_over(monkeypatch):
     """Two tabs of the teacher's browser: the newest teaches (a reload is one), the other is read-only."""
     from explorer import rooms
 
