@@ -39,16 +39,18 @@ def test_a_killed_drivers_trial_goes_stale_and_a_resume_completes_the_study(tmp_
             "--metric", "val_loss", "--workers", "1", "--storage", url]
     spec = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log",), trials=2, steps=6, sampler="random",
                       metric="val_loss", storage=url)   # what args ask for
+    # The study's file made here first: a poll below that opened it while the driver was still creating it
+    # raced Optuna's schema migration ("UNIQUE constraint failed: alembic_version"), and the driver died.
+    open_study(spec)
     killed = subprocess.Popen([sys.executable, "-c", DRIVER, *args], cwd=ROOT, stdout=subprocess.DEVNULL,
                               stderr=subprocess.PIPE, env={**os.environ, "PYTHONPATH": str(ROOT)})
     try:
         deadline = time.monotonic() + 180
         while True:  # until its trial runs, heartbeat recorded (the driver beats before naming itself)
             assert killed.poll() is None and time.monotonic() < deadline, killed.stderr.read().decode()[-2000:]
-            if (tmp_path / "study.db").exists():
-                running = open_study(spec).get_trials(states=(optuna.trial.TrialState.RUNNING,))
-                if running and running[0].user_attrs.get("driver") == f"another-host:{killed.pid}":
-                    break
+            running = open_study(spec).get_trials(states=(optuna.trial.TrialState.RUNNING,))
+            if running and running[0].user_attrs.get("driver") == f"another-host:{killed.pid}":
+                break
             time.sleep(0.5)
     finally:
         os.kill(killed.pid, signal.SIGKILL)
