@@ -27,10 +27,10 @@ import streamlit as st
 from explorer.lessons import LESSONS, Lesson, Question
 from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
-from explorer.rooms_invite import PUBLIC_ENV, Invite, invite, lan_address, qr_svg
 from explorer.runs import runs_dir, safe_name
 from ui import owner, presenter
 from ui.frame import live_fragment
+from ui.room_invite import invite_menu
 
 ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
 OLD_KEY = "key"              # the teacher key old links carried: dropped from the address bar, ignored
@@ -49,7 +49,6 @@ MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 SHOWN_PIN = "_room_pin_shown"   # (room, PIN, expiry) the teacher asked for, shown in this session only
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
-QR_PX = 220                  # a phone scans it from a projector's far wall
 POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
 
 
@@ -212,30 +211,6 @@ def _new_pin(seat: Seat) -> None:
     st.session_state[SHOWN_PIN] = (seat.code, pin, time.time() + PIN_TTL_S)
 
 
-def room_invite(code: str) -> Invite:
-    """The invitation on this server: EXPLORER_PUBLIC_URL, else the page's address (on localhost: this
-    machine's LAN address and the server's port), or why phones cannot reach it."""
-    return invite(code, st.context.url, os.environ.get(PUBLIC_ENV), lan_address(),
-                  int(st.get_option("server.port")), str(st.get_option("server.address") or ""))
-
-
-def _invite(seat: Seat) -> Invite:
-    card = room_invite(seat.code)
-    with st.popover("Invite", icon=":material/qr_code_2:" if card.reachable else ":material/wifi_off:"):
-        if card.reachable:
-            st.markdown("Students open this link, or scan the code:")
-            st.code(card.link, language=None)
-            # st.image, not st.html: st.html's sanitiser drops inline SVG, which left the popover without its code
-            st.image(qr_svg(card.link), width=QR_PX)
-            if card.note:
-                st.caption(card.note)
-        else:   # no QR code of a link no phone can open; the count's row points here
-            st.warning(card.note, icon=":material/wifi_off:")
-            st.code(card.link, language=None)
-            st.caption("This link works on this computer only.")
-    return card
-
-
 def _another_device(seat: Seat) -> None:
     """A PIN for the teacher's other device, on request: never drawn in presenter view (it is projected)."""
     with st.popover("Another device", icon=":material/devices:", key=DEVICE,
@@ -266,7 +241,7 @@ def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
     with st.container(horizontal=True, vertical_alignment="center"):
         with st.container(key=CODE, width="content"):
             st.markdown(f":material/meeting_room: Room **{seat.code}**")
-        card = _invite(seat)
+        card = invite_menu(seat.code)
         if seat.holds:
             st.session_state[DISTRIBUTION] = seat.state.show_distribution
             st.toggle("Show predictions", key=DISTRIBUTION, on_change=_show_distribution, args=(seat,),
