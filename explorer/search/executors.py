@@ -12,16 +12,16 @@ Each has `workers` (trials at once), `ready()` (may a trial start now), `submit(
 
 from __future__ import annotations
 
-import contextlib
+import logging
 import multiprocessing
 import os
-import sys
 import threading
 import time
-import types
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
 from . import worker
+
+log = logging.getLogger(__name__)
 
 
 class Executor:
@@ -77,29 +77,6 @@ def _spawn_pool(workers: int) -> ProcessPoolExecutor:
                                mp_context=multiprocessing.get_context("spawn"))
 
 
-_MAIN_LOCK = threading.Lock()
-
-
-@contextlib.contextmanager
-def _plain_main():
-    """A spawned worker re-runs the parent's __main__ from its path. Under Streamlit that is the page's
-    script (its script runner installs it as __main__), which a worker must never run: hide it while the
-    pool starts a worker."""
-    with _MAIN_LOCK:
-        main = sys.modules.get("__main__")
-        sys.modules["__main__"] = types.ModuleType("__main__")
-        try:
-            yield
-        finally:
-            if main is not None:
-                sys.modules["__main__"] = main
-
-
-def _submit(pool: ProcessPoolExecutor, fn, arg) -> Future:
-    with _plain_main():
-        return pool.submit(fn, arg)
-
-
 class ProcessExecutor(Executor):
     """`max_workers` worker processes (default: one per core). Closing cancels what has not started;
     what runs finishes in the background (a trial reads the driver's stop file and ends after a step)."""
@@ -111,7 +88,7 @@ class ProcessExecutor(Executor):
     def submit(self, fn, arg) -> Future:
         if self._pool is None:
             self._pool = _spawn_pool(self.workers)
-        return _submit(self._pool, fn, arg)
+        return self._pool.submit(fn, arg)
 
     def close(self) -> None:
         if self._own and self._pool is not None:
@@ -127,9 +104,14 @@ def server_processes(workers: int) -> ProcessPoolExecutor:
     """The server's worker processes, started once and shared by every search (kept warm: a spawned
     worker takes seconds to import torch)."""
     with _SHARED_LOCK:
-        if workers not in _SHARED:
-            _SHARED[workers] = _spawn_pool(workers)
-        return _SHARED[workers]
+        pool = _SHARED.get(workers)
+        if pool is not None and pool._broken:   # a worker died (killed, out of memory): the pool refuses all work
+            log.warning("the server's %d search workers broke (%s): starting new ones", workers, pool._broken)
+            pool.shutdown(wait=False, cancel_futures=True)
+            pool = None
+        if pool is None:
+            pool = _SHARED[workers] = _spawn_pool(workers)
+        return pool
 
 
 class _Slot:
