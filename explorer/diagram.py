@@ -2,7 +2,8 @@
 
 One block per stack with "N = n x" (as in Vaswani et al., Figure 1), the sublayers in order, where
 LayerNorm sits for Pre-LN vs Post-LN, residual arrows, and tensor shapes on the edges. Data units
-are fixed (x from 0 to 10, one unit = 66 px at 700 px wide) so text never outgrows its box.
+are fixed (x from 0 to 10, one unit = 66 px at 700 px wide) and a figure is as wide and tall as its units
+at a scale (`sized`), so text never outgrows its box.
 """
 
 from __future__ import annotations
@@ -12,8 +13,12 @@ import plotly.graph_objects as go
 from explorer.config import ModelConfig, attention_params, ffn_params
 
 PX_PER_UNIT = 66
+# The smallest scale at which 14 px text (a projector's) still sits 3 px inside its boxes, measured in
+# Chromium on every lesson's drawing and the default architecture (bench/README.md, "Diagrams on a projector").
+MIN_PX_PER_UNIT = 58
 X_RANGE = (0.0, 10.0)
-BLOCK_X_RANGE = (1.6, 8.4)        # one column: its boxes, residual lane and edge labels
+BLOCK_X_RANGE = (2.65, 7.35)      # one column: its frame, residual lane and edge labels (a phone's width)
+TITLE_PX, TITLE_LINE = 14, 18     # the title's text, and a line of it; a long title wraps at its " · "
 BW, BH, LH = 3.2, 0.66, 0.42      # box width, two-line box height, one-line box height
 GAP, R = 0.42, 0.17               # arrow length between boxes, radius of the residual "+"
 EDGE_OUT = 0.35                   # arrow length outside a block frame, where the shape label sits
@@ -244,21 +249,46 @@ def block_diagram(cfg: ModelConfig, kind: str = "encoder", batch=None, seq_len=N
     return _drawing(canvas, title, col.top_of_frame + EDGE_OUT + 0.45, BLOCK_X_RANGE)
 
 
+def _wrapped(title: str, width_px: float) -> list[str]:
+    """`title` in lines of at most `width_px` at TITLE_PX (0.5 em a character: Arial measured 0.44), broken
+    between its " · " parts."""
+    most = int(width_px / (0.5 * TITLE_PX))
+    lines: list[str] = []
+    for part in title.split(" · "):
+        if lines and len(lines[-1]) + 3 + len(part) <= most:
+            lines[-1] += " · " + part
+        else:
+            lines.append(part)
+    return lines
+
+
 def _drawing(canvas: _Canvas, title: str, y_max: float, x_range=X_RANGE) -> go.Figure:
     xs, ys, texts = zip(*canvas.hover)
     hover = go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0), hovertext=texts,
                        hovertemplate="%{hovertext}<extra></extra>", showlegend=False)
     axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
+    size = sized(dict(xaxis=dict(range=x_range), yaxis=dict(range=(-0.2, y_max)), meta=dict(title=title)))
     # One constructor call: update_layout on a built figure is slower (explorer/figures/layout.py, `figure`).
     return go.Figure(hover, layout=dict(
-        shapes=canvas.shapes, annotations=canvas.annotations,
-        title=dict(text=title, x=0.0, xanchor="left", font=dict(size=14)),
-        margin=dict(l=20, r=20, t=50, b=10), height=max(250, int(60 + (y_max + 0.2) * PX_PER_UNIT)),
+        size, shapes=canvas.shapes, annotations=canvas.annotations,
+        title=dict(size["title"], x=0.0, xref="paper", xanchor="left", font=dict(size=TITLE_PX)),
         xaxis=dict(axis, range=list(x_range)),
         yaxis=dict(axis, range=[-0.2, y_max], scaleanchor="x", scaleratio=1), font=FONT,
         hoverlabel=dict(font_size=13, align="left"), plot_bgcolor="white", paper_bgcolor="white",
-        meta=dict(kind="drawing"),  # figures.projector: text sized to its boxes, never enlarged
         datarevision=0))  # as figures.layout.figure: so Plotly sees Streamlit's copy of it as unchanged
+
+
+def sized(layout: dict, px_per_unit: float = PX_PER_UNIT, width_px: float = 0) -> dict:
+    """A drawing's width, height, margins, title lines and `meta` at `px_per_unit`, at least `width_px`
+    wide (more room for its title; the drawing itself centred): drawn at its own size, not stretched or
+    squeezed to a column, its text keeps to its boxes. `layout` is the drawing's, or the ranges and meta."""
+    (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
+    meta = dict(layout["meta"], kind="drawing", px_per_unit=px_per_unit)  # figures.projector reads them
+    width = max(width_px, (x1 - x0) * px_per_unit + 40)
+    lines = _wrapped(meta["title"], width - 40)
+    margin = dict(l=20, r=20, t=32 + TITLE_LINE * len(lines), b=10)
+    return dict(width=round(width), height=round((y1 - y0) * px_per_unit + margin["t"] + margin["b"]),
+                margin=margin, title=dict(text="<br>".join(lines)), meta=meta)
 
 
 def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figure:
@@ -290,8 +320,9 @@ def architecture_diagram(cfg: ModelConfig, batch=None, seq_len=None) -> go.Figur
             _lm_head(col, cfg, gap, edge_y, b, t, f"({b}, {t}, {d})")
         columns = [col]
     y_max = max([top] + [c.top for c in columns]) + 0.2
+    x_range = X_RANGE if cfg.arch == "encoder-decoder" else BLOCK_X_RANGE   # one column needs no more
     arch = {"encoder-decoder": "Encoder-decoder", "encoder": "Encoder classifier", "decoder": "Decoder LM"}
     pos = dict(sinusoidal="sinusoidal PE", learned="learned PE", rope="RoPE", alibi="ALiBi", none="no PE")
     title = (f"{arch[cfg.arch]} · {cfg.norm.capitalize()}-LN · d_model = {d:,} · {cfg.n_heads} heads · "
              f"{pos[cfg.pos_encoding]}")
-    return _drawing(canvas, title, y_max)
+    return _drawing(canvas, title, y_max, x_range)

@@ -13,6 +13,7 @@ from explorer.config import (
     param_story,
     train_memory_bytes,
 )
+from explorer.diagram import PX_PER_UNIT, sized
 from explorer.equivalence import DEFAULTS, XAVIER, Check, InitStudy, attention_check, block_check, init_study
 from explorer.figures.architecture import architecture_diagram, param_breakdown
 from explorer.figures.gradients import grad_norm_profile
@@ -21,13 +22,15 @@ from ui import frame, links, model_config, models, state, widgets
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 HIGHLIGHT = "background-color: #fff4c2; font-weight: 600"
-DIAGRAM_PX_PER_UNIT = 53  # the diagram's left column is ~600 px at 1440 px; 10 data units wide
+DIAGRAM_COLUMN_PX = 510  # the diagram's left column is 556 px at 1440 px, less the figure's margins
 
 
 def fit_diagram(fig):
-    """The diagram keeps its aspect ratio; size its height for the column so no band stays empty."""
-    y0, y1 = fig.layout.yaxis.range
-    fig.layout.height = int(60 + (y1 - y0) * DIAGRAM_PX_PER_UNIT)
+    """The diagram at the largest scale, up to its own, at which it fits the column."""
+    x0, x1 = fig.layout.xaxis.range
+    size = sized(fig.layout.to_plotly_json(), min(PX_PER_UNIT, DIAGRAM_COLUMN_PX / (x1 - x0)))
+    title = size.pop("title")   # its lines for this width; the rest of the title as the figure has it
+    fig.update_layout(size, title_text=title["text"])
     return fig
 
 

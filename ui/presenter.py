@@ -18,6 +18,8 @@ chose Streamlit's dark theme already sees a dark page: only the charts are resty
 
 from __future__ import annotations
 
+import time
+
 import plotly.graph_objects as go
 import streamlit as st
 
@@ -30,6 +32,8 @@ MENU = "present_menu"                                           # the toggles' c
 _DRAWN = "_present_toggles_drawn"                               # toggles() ran in this script run
 TRUE = ("1", "true", "on", "yes")
 CSS_MARK = "/* presenter */"  # the first line of the injected CSS, for tests
+_STYLED = "_present_styled"     # this session's first presenter run has waited for its CSS
+FIRST_PAINT_HOLD_S = 0.5
 
 # The inversion that turns a light page dark; an element inverted twice looks as it was built.
 _INVERT = "filter: invert(1) hue-rotate(180deg);"
@@ -38,6 +42,9 @@ _LIGHT_BG = "#eeeeee"  # the app's background before the inversion: DARK_BG afte
 BASE_CSS = """
 /* A metric's value shrinks rather than being cut to "71.4 M…" in a narrow column. */
 [data-testid=stMetricValue] { font-size: 1.75rem; }
+/* A diagram keeps its own size (its text sized to its boxes): a narrower column scrolls it sideways. */
+[class*="st-key-drawing_"] { overflow-x: auto; }
+[class*="st-key-drawing_"] [data-testid=stElementContainer] { max-width: none !important; }
 /* A lesson's "Step X of N" reads as a label, not a caption. */
 .st-key-lesson_nav [data-testid=stCaptionContainer] b { font-size: 1rem; }
 /* A phone: its title in two lines rather than four, and no chart toolbar (a touch screen shows it always,
@@ -125,6 +132,12 @@ def apply() -> None:
     st.session_state[_DRAWN] = False
     st.set_page_config(initial_sidebar_state="collapsed" if on() else "auto")
     st.html(f"<style>{css()}</style>")
+    if on() and not st.session_state.get(_STYLED):
+        # The browser draws a <style> element's content 70-500 ms after the page's text (measured in
+        # Chromium, bench/README.md): the session's first run holds the page back that long, so the
+        # projector's first paint is already in presenter fonts.
+        time.sleep(FIRST_PAINT_HOLD_S)
+        st.session_state[_STYLED] = True
 
 
 def _follow(widget: str, key: str, param: str) -> None:

@@ -7,6 +7,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
+from explorer.figures.projector import DRAWING
 from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
 from ui import exports, presenter
@@ -41,12 +42,19 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 # ----------------------------------------------------------------------------------- helpers
 def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kwargs):
     """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
-    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode. PNG and SVG
-    downloads at presentation size sit under it (ui/exports.py)."""
+    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode. A diagram keeps
+    its own size, so its text stays in its boxes on a phone too. PNG and SVG downloads at presentation
+    size sit under it (ui/exports.py)."""
     name = exports.slug(fig.layout.title.text or key or "")
     config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
-    drawn = st.plotly_chart(presenter.style(fig, fit), theme=None, width="stretch",
-                            config=presenter.chart_config(config), key=key, **kwargs)
+    styled = presenter.style(fig, fit)
+    if (styled.layout.meta or {}).get("kind") == DRAWING:   # at its own size, scrolled sideways if wider
+        with st.container(key=f"{DRAWING}_{key or name}"):
+            drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width,
+                                    config=presenter.chart_config(config), key=key, **kwargs)
+    else:
+        drawn = st.plotly_chart(styled, theme=None, width="stretch", config=presenter.chart_config(config),
+                                key=key, **kwargs)
     if not presenter.on():  # a projected page keeps to its figure; the files are the house style, light
         exports.image_buttons(fig, key, name)
     return drawn

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
+from explorer.diagram import MIN_PX_PER_UNIT, sized
 from explorer.figures.layout import _make_room, no_template
 
 # Presenter sizes in px: a projector's 1280 x 720 seen from the back of a room.
@@ -19,7 +20,7 @@ TITLE_PX = 20    # the figure's title
 # The dark look. DARK_BG is what the app's dark theme shows behind a chart (ui/presenter.py).
 DARK_BG = "#111111"
 DRAWING = "drawing"    # layout.meta.kind of explorer/diagram.py's figures
-DRAWING_SHRINK = 0.8   # a diagram (fixed aspect, text sized to its boxes) is never drawn smaller than this
+DRAWING_WIDTH_PX = 560  # a diagram's least width: its title's room (a 1280 px projector's lesson column: 692 px)
 DARK_TEXT = "#e8e8e8"
 DARK_GRID = "#33383f"
 DARK_MASK = "#3a3f47"  # cells attention may not use: dim on a dark page (the light look's grey would glare)
@@ -59,6 +60,21 @@ def _enlarge(layout: dict, traces) -> None:
             trace.colorbar.title.font.size = max(trace.colorbar.title.font.size or 0, LABEL_PX)
 
 
+def _enlarge_drawing(layout: dict, max_height: float | None) -> None:
+    """A diagram's text at TICK_PX at least, drawn at its own scale or, to fit `max_height`, smaller down to
+    MIN_PX_PER_UNIT, where its boxes still hold that text (explorer/diagram.py); DRAWING_WIDTH_PX wide at
+    least, so that its title takes fewer lines."""
+    layout["annotations"] = [{**a, "font": _at_least(a.get("font"), TICK_PX)} for a in layout.get("annotations", ())]
+    layout["hoverlabel"] = {**(layout.get("hoverlabel") or {}), "font": dict(size=TICK_PX)}
+    px = layout["meta"]["px_per_unit"]
+    if max_height:
+        y0, y1 = layout["yaxis"]["range"]
+        px = min(px, (max_height - layout["margin"]["t"] - layout["margin"]["b"]) / (y1 - y0))
+    size = sized(layout, max(px, MIN_PX_PER_UNIT), DRAWING_WIDTH_PX)
+    title = dict(layout.get("title") or {})
+    layout.update(size, title={**title, **size["title"], "font": _at_least(title.get("font"), TICK_PX)})
+
+
 def _darken(layout: dict) -> None:
     layout.update(paper_bgcolor=DARK_BG, plot_bgcolor=DARK_BG)
     layout["font"] = {**(layout.get("font") or {}), "color": DARK_TEXT}
@@ -78,28 +94,30 @@ def _darken(layout: dict) -> None:
 def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
                   max_height: float | None = None) -> go.Figure:
     """`fig` restyled: `large` text for a projector (ticks >= TICK_PX, axis titles and legend >= LABEL_PX,
-    title >= TITLE_PX), `dark` backgrounds, and at most `max_height` px tall. `fig` itself when
-    nothing is asked; otherwise a new figure, the original untouched."""
+    title >= TITLE_PX), `dark` backgrounds, and at most `max_height` px tall (a drawing: as near to it as
+    its text allows). `fig` itself when nothing is asked; otherwise a new figure, the original untouched."""
     if not (large or dark or max_height):
         return fig
     no_template()
     layout = fig.layout.to_plotly_json()
     out = go.Figure(data=fig.data)  # a copy of the traces, so their colorbars can change
     drawing = (layout.get("meta") or {}).get("kind") == DRAWING   # a diagram: its text is sized to its boxes
-    if large and not drawing:
+    if large and not drawing:   # a drawing's text is sized to its boxes: see _enlarge_drawing
         _enlarge(layout, out.data)
     if dark:
         _darken(layout)
         for trace in out.data:
             if trace.type == "heatmap" and trace.name == "masked":
                 trace.colorscale = [[0, DARK_MASK], [1, DARK_MASK]]
-    height = layout.get("height") or 450
-    if max_height and height > max_height:   # a drawing's text keeps its size: it shrinks a fifth at most
-        layout["height"] = int(max(max_height, DRAWING_SHRINK * height) if drawing else max_height)
     margin = layout.get("margin") or {}  # Plotly's defaults where the figure sets none
     layout["margin"] = {side: margin.get(side, px) for side, px in dict(l=80, r=80, t=100, b=80).items()}
-    if large and not drawing:
-        _make_room(layout, out.data)
+    if drawing and large:
+        _enlarge_drawing(layout, max_height)
+    elif not drawing:
+        if max_height and (layout.get("height") or 450) > max_height:
+            layout["height"] = int(max_height)
+        if large:
+            _make_room(layout, out.data)
     out.layout = layout
     return out
 

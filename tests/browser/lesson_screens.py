@@ -26,6 +26,34 @@ BOXES = """(keys) => {
   return out; }"""
 
 
+# Each diagram on the page (explorer/diagram.py, drawn in a `drawing_` container): its height, its width and
+# its container's, its smallest text, and how far any text reaches past the box it sits in (px, < 0 inside).
+DRAWINGS = """() => [...document.querySelectorAll('[class*="st-key-drawing_"]')].map(box => {
+  const gd = box.querySelector('.js-plotly-plot');
+  if (!gd || !gd._fullLayout) return null;
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis, at = gd.getBoundingClientRect();
+  const rects = gd._fullLayout.shapes.filter(s => s.type === 'rect' && !(s.name || '').startsWith('block:'))
+    .map(s => [xa.l2p(s.x0) + xa._offset, xa.l2p(s.x1) + xa._offset, ya.l2p(s.y1) + ya._offset,
+               ya.l2p(s.y0) + ya._offset]);
+  let smallest = 1e9, past = -1e9, worst = '';
+  for (const t of gd.querySelectorAll('.annotation text, .gtitle')) {
+    const r = t.getBoundingClientRect();
+    if (!r.width) continue;
+    smallest = Math.min(smallest, parseFloat(getComputedStyle(t).fontSize));
+    const x0 = r.left - at.left, x1 = r.right - at.left, y0 = r.top - at.top, y1 = r.bottom - at.top;
+    const was = past; past = Math.max(past, -x0, x1 - at.width);   // inside the figure
+    const cx = (x0 + x1) / 2, cy = (y0 + y1) / 2;
+    for (const [b0, b1, c0, c1] of rects)
+      if (b0 < cx && cx < b1 && c0 < cy && cy < c1) past = Math.max(past, b0 - x0, x1 - b1, c0 - y0, y1 - c1);
+    if (past > was) worst = t.textContent;
+  }
+  return {height: at.height, width: at.width, room: box.clientWidth, smallest, past, worst}; })"""
+
+
+def drawings(page) -> list[dict]:
+    return page.evaluate(DRAWINGS)
+
+
 def step_shown(page, title: str) -> None:
     """Wait until the page's title is `title` and the page has finished its run."""
     page.wait_for_function("""t => [...document.querySelectorAll('[data-testid=stMain] h1')]

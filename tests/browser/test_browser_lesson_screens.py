@@ -1,13 +1,16 @@
 """A lesson taught from a 1280x720 projector (issue 31, "one screen"): in presenter view and in a room,
 every question's choices, Lock, Reveal and the class's predictions are inside the first 720 px; each
-new step opens at its top; Page Down (a presenter's clicker) and → move a step even from a focused radio,
-which keeps its prediction. Screenshots of every step: `python bench/lesson_screens.py`."""
+new step opens at its top; every diagram's text is 14 px or more and inside its boxes, the diagram no
+taller than the screen nor wider than its column; Page Down (a presenter's clicker) and → move a step
+even from a focused radio, which keeps its prediction. On a phone each diagram keeps its text in its
+boxes and the page never widens. Screenshots of every step: `python bench/lesson_screens.py`."""
 
 import pytest
 
+from explorer.figures.projector import DRAWING
 from explorer.lessons import LESSONS
 from explorer.rooms_invite import CLASS_COMMAND
-from tests.browser.lesson_screens import PROJECTOR, boxes, click, says_step, scrolled, step_shown
+from tests.browser.lesson_screens import PHONE, PROJECTOR, boxes, click, drawings, says_step, scrolled, step_shown
 from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
 
 pytestmark = pytest.mark.browser
@@ -18,6 +21,23 @@ SCROLL_DOWN = """() => { for (const sel of ['[data-testid=stMain]', '[data-testi
 def _on_screen(box, what: str, where: str) -> None:
     assert box is not None, f"{where}: no {what}"
     assert 0 <= box[0] and box[1] <= PROJECTOR["height"], f"{where}: {what} at y {box[0]}-{box[1]}"
+
+
+def _readable(page, where: str, smallest: float, fits_width: bool, height: float | None = None) -> int:
+    """Each diagram's text at `smallest` px at least, inside its boxes and its figure; not wider than its
+    column (or, where it may be, scrolling inside it: the page itself never widens); the number drawn."""
+    found = drawings(page)
+    for d in found:
+        assert d is not None and d["smallest"] >= smallest and d["past"] <= 0, f"{where}: {d}"
+        assert d["width"] <= d["room"] or not fits_width, f"{where}: wider than its column: {d}"
+        assert height is None or d["height"] <= height, f"{where}: taller than the screen: {d}"
+    assert page.evaluate("() => document.documentElement.scrollWidth") <= page.viewport_size["width"], where
+    return len(found)
+
+
+def _draws_a_diagram(step) -> bool:
+    figure = step.view({}).figure if step.view is not None else None
+    return figure is not None and (figure.layout.meta or {}).get("kind") == DRAWING
 
 
 def _next(page) -> None:
@@ -52,6 +72,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                 step_shown(student, step.title)
                 assert scrolled(teacher) == 0 and scrolled(student) == 0, where
                 assert says_step(student, k, n), f"{where}: the student is not told the step"
+                _readable(teacher, where, 14, fits_width=True, height=PROJECTOR["height"])
                 if step.question is not None:
                     on_teacher, on_student = boxes(teacher), boxes(student)
                     _on_screen(on_teacher["lesson_choice"], "the choices", where)
@@ -76,6 +97,25 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
     finally:
         teacher.context.close()
         student.context.close()
+
+
+def test_every_diagram_keeps_its_text_in_its_boxes_on_a_phone(server, chromium):
+    page = chromium.new_page(viewport=PHONE)
+    try:
+        shown, steps = 0, [(lesson, k, step) for lesson in LESSONS.values()
+                           for k, step in enumerate(lesson.steps, 1) if _draws_a_diagram(step)]
+        assert len(steps) >= 5   # lesson46's model, block and stack; module6's block and head
+        for lesson, k, step in steps:
+            page.goto(f"{server}/lessons?lesson={lesson.id}&step={k}")
+            step_shown(page, step.title)
+            shown += _readable(page, f"{lesson.id} step {k}", 12, fits_width=True)
+        page.goto(f"{server}/architecture")   # the encoder-decoder, 10 units wide: it scrolls sideways
+        page.locator('[class*="st-key-drawing_"] .js-plotly-plot').wait_for(timeout=TIMEOUT_MS)
+        _wait_rendered(page)
+        shown += _readable(page, "the Architecture page", 12, fits_width=False)
+        assert shown == len(steps) + 1
+    finally:
+        page.close()
 
 
 def test_the_clicker_moves_steps_from_a_focused_radio_and_leaves_the_prediction(server, chromium):

@@ -47,17 +47,32 @@ def test_large_text_everywhere_and_margins_grow_to_hold_it(index):
     assert fig.to_json() == before  # the original untouched
 
 
-def test_a_diagram_keeps_its_text_and_shrinks_a_fifth_at_most():
-    """Its boxes are drawn in data units at 66 px a unit: larger text, or a much smaller figure, would
-    overflow them (explorer/diagram.py)."""
+def test_a_diagram_on_a_projector_has_14_px_text_and_keeps_a_scale_its_boxes_hold():
+    """Its boxes are drawn in data units: 14 px text stays inside them down to MIN_PX_PER_UNIT (measured in
+    Chromium, tests/browser/test_browser_lesson_screens.py), so a tall one fits `max_height` only that far."""
     from explorer.config import ModelConfig
+    from explorer.diagram import MIN_PX_PER_UNIT, PX_PER_UNIT
+
+    def px_per_unit(fig):
+        (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
+        margin = fig.layout.margin
+        return (fig.layout.height - margin.t - margin.b) / (y1 - y0), fig.layout.meta["px_per_unit"]
 
     for fig in (architecture_diagram(ModelConfig()), block_diagram(ModelConfig(), "cross")):
-        small = for_projector(fig, max_height=300)
-        assert [a.font.size for a in small.layout.annotations] == [a.font.size for a in fig.layout.annotations]
-        assert small.layout.height == int(0.8 * fig.layout.height)
+        assert px_per_unit(fig) == pytest.approx((PX_PER_UNIT, PX_PER_UNIT), abs=0.1)
+        big = for_projector(fig)
+        assert min(a.font.size for a in big.layout.annotations if a.text) == TICK_PX
+        assert big.layout.title.font.size >= TICK_PX and big.layout.width >= fig.layout.width
+        assert px_per_unit(big) == pytest.approx((PX_PER_UNIT, PX_PER_UNIT), abs=0.1)   # its own scale
+        small = for_projector(fig, max_height=300)   # far too short for its text: the least scale
+        assert px_per_unit(small) == pytest.approx((MIN_PX_PER_UNIT, MIN_PX_PER_UNIT), abs=0.1)
+        assert for_projector(fig, large=False, max_height=300).layout.height == fig.layout.height
     short = block_diagram(ModelConfig(arch="decoder"), "lm-head")
-    assert for_projector(short, max_height=440).layout.height == short.layout.height < 440
+    fitted = for_projector(short, max_height=440)
+    assert fitted.layout.height < 440 and px_per_unit(fitted)[0] == pytest.approx(PX_PER_UNIT, abs=0.1)
+    cross = block_diagram(ModelConfig(), "cross")
+    between = for_projector(cross, max_height=cross.layout.height - 40)   # a little smaller than its own
+    assert MIN_PX_PER_UNIT < px_per_unit(between)[0] < PX_PER_UNIT and between.layout.height < cross.layout.height
 
 
 def test_bigger_labels_need_more_room():
