@@ -12,6 +12,7 @@ import plotly.graph_objects as go
 
 from explorer.config import ModelConfig, attention_params, ffn_params
 
+DRAWING = "drawing"               # layout.meta.kind of these figures (explorer/figures/projector.py reads it)
 PX_PER_UNIT = 66
 # The smallest scale at which 14 px text (a projector's) still sits 3 px inside its boxes, measured in
 # Chromium on every lesson's drawing and the default architecture (bench/README.md, "Diagrams on a projector").
@@ -278,12 +279,16 @@ def _drawing(canvas: _Canvas, title: str, y_max: float, x_range=X_RANGE) -> go.F
         datarevision=0))  # as figures.layout.figure: so Plotly sees Streamlit's copy of it as unchanged
 
 
+def is_drawing(fig: go.Figure) -> bool:
+    return (fig.layout.meta or {}).get("kind") == DRAWING
+
+
 def sized(layout: dict, px_per_unit: float = PX_PER_UNIT, width_px: float = 0) -> dict:
     """A drawing's width, height, margins, title lines and `meta` at `px_per_unit`, at least `width_px`
     wide (more room for its title; the drawing itself centred): drawn at its own size, not stretched or
     squeezed to a column, its text keeps to its boxes. `layout` is the drawing's, or the ranges and meta."""
     (x0, x1), (y0, y1) = layout["xaxis"]["range"], layout["yaxis"]["range"]
-    meta = dict(layout["meta"], kind="drawing", px_per_unit=px_per_unit)  # figures.projector reads them
+    meta = dict(layout["meta"], kind=DRAWING, px_per_unit=px_per_unit)  # figures.projector reads them
     width = max(width_px, (x1 - x0) * px_per_unit + 40)
     lines = _wrapped(meta["title"], width - 40)
     margin = dict(l=20, r=20, t=32 + TITLE_LINE * len(lines), b=10)

@@ -3,11 +3,13 @@ formatting helpers. Each is defined once here and reused, never copied."""
 
 from __future__ import annotations
 
+import contextlib
+
 import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
-from explorer.figures.projector import DRAWING
+from explorer.diagram import DRAWING, is_drawing
 from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
 from ui import exports, presenter
@@ -48,13 +50,10 @@ def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kw
     name = exports.slug(fig.layout.title.text or key or "")
     config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
     styled = presenter.style(fig, fit)
-    if (styled.layout.meta or {}).get("kind") == DRAWING:   # at its own size, scrolled sideways if wider
-        with st.container(key=f"{DRAWING}_{key or name}"):
-            drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width,
-                                    config=presenter.chart_config(config), key=key, **kwargs)
-    else:
-        drawn = st.plotly_chart(styled, theme=None, width="stretch", config=presenter.chart_config(config),
-                                key=key, **kwargs)
+    drawing = is_drawing(styled)   # at its own size, scrolled sideways in its container if wider
+    with st.container(key=f"{DRAWING}_{key or name}") if drawing else contextlib.nullcontext():
+        drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width if drawing else "stretch",
+                                config=presenter.chart_config(config), key=key, **kwargs)
     if not presenter.on():  # a projected page keeps to its figure; the files are the house style, light
         exports.image_buttons(fig, key, name)
     return drawn

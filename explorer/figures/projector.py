@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.diagram import MIN_PX_PER_UNIT, sized
+from explorer.diagram import DRAWING, MIN_PX_PER_UNIT, sized
 from explorer.figures.layout import _make_room, no_template
 
 # Presenter sizes in px: a projector's 1280 x 720 seen from the back of a room.
@@ -19,7 +19,6 @@ LABEL_PX = 16    # axis titles, legend entries, colorbar titles
 TITLE_PX = 20    # the figure's title
 # The dark look. DARK_BG is what the app's dark theme shows behind a chart (ui/presenter.py).
 DARK_BG = "#111111"
-DRAWING = "drawing"    # layout.meta.kind of explorer/diagram.py's figures
 DRAWING_WIDTH_PX = 560  # a diagram's least width: its title's room (a 1280 px projector's lesson column: 692 px)
 DARK_TEXT = "#e8e8e8"
 DARK_GRID = "#33383f"

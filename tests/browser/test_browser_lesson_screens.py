@@ -7,7 +7,7 @@ boxes and the page never widens. Screenshots of every step: `python bench/lesson
 
 import pytest
 
-from explorer.figures.projector import DRAWING
+from explorer.diagram import is_drawing
 from explorer.lessons import LESSONS
 from explorer.rooms_invite import CLASS_COMMAND
 from tests.browser.lesson_screens import PHONE, PROJECTOR, boxes, click, drawings, says_step, scrolled, step_shown
@@ -37,7 +37,7 @@ def _readable(page, where: str, smallest: float, fits_width: bool, height: float
 
 def _draws_a_diagram(step) -> bool:
     figure = step.view({}).figure if step.view is not None else None
-    return figure is not None and (figure.layout.meta or {}).get("kind") == DRAWING
+    return figure is not None and is_drawing(figure)
 
 
 def _next(page) -> None:

@@ -54,7 +54,7 @@ def test_a_diagram_on_a_projector_has_14_px_text_and_keeps_a_scale_its_boxes_hol
     from explorer.diagram import MIN_PX_PER_UNIT, PX_PER_UNIT
 
     def px_per_unit(fig):
-        (x0, x1), (y0, y1) = fig.layout.xaxis.range, fig.layout.yaxis.range
+        y0, y1 = fig.layout.yaxis.range
         margin = fig.layout.margin
         return (fig.layout.height - margin.t - margin.b) / (y1 - y0), fig.layout.meta["px_per_unit"]
 
