@@ -16,9 +16,10 @@ VERDICT = {True: (st.success, ":material/check_circle:"), False: (st.warning, ":
            None: (st.info, ":material/help:")}
 
 
-def controls(name: str, params, error: str | None, has_result: bool) -> None:
+def controls(name: str, params, error: str | None, has_result: bool) -> bool:
+    """Run / Stop; returns whether they were drawn for a running experiment."""
     job = experiment_job.current_job()
-    busy = experiment_job.active(job)
+    busy = experiment_job.active(job)  # returned: the live view reruns the page if the job ends after this
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Run again" if has_result else "Run", key="exp_run", type="primary", icon=":material/play_arrow:",
                on_click=experiment_job.on_run, args=(name, params, has_result), disabled=busy or error is not None,
@@ -34,6 +35,7 @@ def controls(name: str, params, error: str | None, has_result: bool) -> None:
     if busy and not experiment_job.same(job, name, params):
         st.info(f"**{EXPERIMENTS[job.name].title}** is running in this session (with other settings than "
                 "these): Stop it or wait for it to finish.", icon=":material/hourglass_top:")
+    return busy
 
 
 def live(job: ExperimentJob) -> None:
@@ -131,9 +133,9 @@ mine = params is not None and experiment_job.same(job, name, params)
 result = job.result if mine and job.ended and job.result is not None else None
 if result is None and params is not None and not (mine and experiment_job.active(job)):
     result = experiment_job.stored(name, params)
-controls(name, params, error, result is not None and not result.partial)
+busy = controls(name, params, error, result is not None and not result.partial)
 if mine:
-    experiment_job.poll(job, live)
+    experiment_job.poll(job, live, busy)
 if result is not None:
     result_view(name, result, params)
 elif not mine and params is not None:

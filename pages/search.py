@@ -16,9 +16,10 @@ STATE_ICONS = {"finished": ":material/check_circle:", "stopped": ":material/paus
                "failed": ":material/error:"}
 
 
-def controls(spec, error: str | None) -> None:
+def controls(spec, error: str | None) -> bool:
+    """Start / Stop; returns whether they were drawn for a running search."""
     job = search_job.current_job()
-    busy = search_job.active(job)
+    busy = search_job.active(job)  # returned: the live view reruns the page if the job ends after this
     row = st.container(horizontal=True, vertical_alignment="center")
     row.button("Start", key="search_start", type="primary", icon=":material/play_arrow:",
                on_click=search_job.on_start, args=(spec, owner_id()), disabled=busy or error is not None,
@@ -30,6 +31,7 @@ def controls(spec, error: str | None) -> None:
     refused = search_job.take_error()
     if refused:
         st.error(md_text(refused), icon=":material/error:")
+    return busy
 
 
 def status(view: SearchView) -> None:
@@ -106,13 +108,13 @@ if error:
 else:
     st.caption("From a terminal (the same study, every fixed setting with it): "
                f"{md(search_params.command_line(spec), None)}")
-controls(spec, error)
+busy = controls(spec, error)
 
 job = search_job.current_job()
 if job is not None:
     metric = job.spec.objective()
     search_job.poll(job, lambda view: results(view, metric, metric == "val_loss",
-                                              [d for d in job.spec.dims()]))
+                                              [d for d in job.spec.dims()]), busy)
 elif spec is not None:
     st.info("No search yet in this browser. Press **Start**: trials train in the background, each in a "
             "training slot of this server, and show up here as they finish.", icon=":material/travel_explore:")

@@ -7,7 +7,7 @@ from explorer.evaluation import AttentionSnapshot
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
 from explorer.gradients import grad_norm_table
-from explorer.jobs import TrainingJob
+from explorer.jobs import ENDED, TrainingJob
 from explorer.recipes import recommended
 from explorer.slots import pool_counts
 from explorer.subject import from_job
@@ -70,10 +70,11 @@ def run_name_field(preset: str, cfg, train_cfg) -> str | None:
     return error
 
 
-def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | None = None) -> None:
-    """Train / Stop / Resume / Use this model. Callbacks act before the page draws, so the buttons
-    below already show the new state."""
-    active = job is not None and not job.ended
+def controls(cfg, task, train_cfg, job: TrainingJob | None, status: str | None,
+             name_error: str | None = None) -> None:
+    """Train / Stop / Resume / Use this model, for the job's status as this run draws it. Callbacks act
+    before the page draws, so the buttons below already show the new state."""
+    active = status is not None and status not in ENDED
     ready = cfg is not None and train_cfg is not None
     refused = None
     if ready:
@@ -81,7 +82,7 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | No
         st.caption(estimate)
     if refused:
         st.error(refused, icon=":material/block:")
-    finished = job is not None and job.status == "finished"
+    finished = status == "finished"
     more = train_cfg.steps if train_cfg is not None else 0
     offered = training_job.offered_run(job) if job is not None else None
     in_use = offered is not None and models.selected_model().key == f"run:{offered}"
@@ -93,13 +94,13 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None, name_error: str | No
                help="Stop after the current step; the weights and curves are kept and saved.")
     row.button(f"Train {more:,} more steps" if finished else "Resume", key="train_resume", icon=":material/resume:",
                on_click=training_job.on_resume, args=(more if finished else None,),
-               disabled=job is None or job.status not in ("stopped", "finished") or (finished and not more),
+               disabled=status not in ("stopped", "finished") or (finished and not more),
                help="Continue this run from where it stopped, with its own settings.")
     row.button("In use on every page" if in_use else "Use this model", key="train_use", icon=":material/check:",
                on_click=models.select_run, args=(offered,), disabled=offered is None or in_use,
                help="Select this run in the sidebar, so every page looks inside it.")
     exports.report_button(row, lambda: from_job(job), job.run_name or job.name if job else "run", "train_report",
-                          disabled=job is None or not job.ended,
+                          disabled=status not in ENDED,
                           help="This run's report as one HTML file that opens offline: config, recipe, curves, "
                                "attention, time-lapse, gradients, entropy, metrics (once the run has stopped).")
     running, waiting = pool_counts()
@@ -247,13 +248,13 @@ def live_inside(job: TrainingJob) -> None:
         gradients(hist)
 
 
-def saved(job: TrainingJob | None, more: int) -> None:
+def saved(status: str | None, more: int) -> None:
     """Continue a run saved on disk: after a reload, or one trained earlier, by anyone (as a copy)."""
     names = saved_runs.resumable()
     if not names:
         return
-    active = job is not None and not job.ended
-    with st.expander("Continue a saved run", expanded=job is None):
+    active = status is not None and status not in ENDED
+    with st.expander("Continue a saved run", expanded=status is None):
         row = st.container(horizontal=True, vertical_alignment="bottom")
         row.selectbox("Saved run", names, key=SAVED_RUN, width=380,
                       help="Runs saved on disk, yours first, newest first: a run a reload stopped is here too.")
@@ -294,8 +295,9 @@ with st.container(border=True):
     name_error = run_name_field(preset, cfg, train_cfg) or own_data.refusal()
 
 job = training_job.current_job()
-controls(cfg, task, train_cfg, job, name_error)
-saved(job, train_cfg.steps if train_cfg is not None else 0)
+drawn = job.status if job is not None else None  # read once: a job ending mid-run still reruns the page
+controls(cfg, task, train_cfg, job, drawn, name_error)
+saved(drawn, train_cfg.steps if train_cfg is not None else 0)
 left = training_job.stopped_run() if job is None else None  # a closed tab's run: "Your run X stopped at ..."
 if left is not None:
     training_job.stopped_pointer(left)
@@ -303,6 +305,6 @@ elif job is None:
     st.info("No run yet in this browser. Press **Train**: the default model learns to reverse digits in "
             "about half a minute; or continue a saved run above.", icon=":material/model_training:")
 else:
-    training_job.poll(job, live_numbers)
-    training_job.poll(job, live_curves, training_job.CHART_POLL_S)
-    training_job.poll(job, live_inside, training_job.INSIDE_POLL_S)
+    training_job.poll(job, live_numbers, drawn=drawn)
+    training_job.poll(job, live_curves, training_job.CHART_POLL_S, drawn=drawn)
+    training_job.poll(job, live_inside, training_job.INSIDE_POLL_S, drawn=drawn)

@@ -75,10 +75,11 @@ def take_error() -> str | None:
     return st.session_state.pop(EXP_ERROR, None)
 
 
-def poll(job: ExperimentJob, body: Callable[[ExperimentJob], None]) -> None:
+def poll(job: ExperimentJob, body: Callable[[ExperimentJob], None], was_active: bool | None = None) -> None:
     """Draw body(job) in a fragment that reruns while the job is active; when it ends, rerun the
-    whole page, which then draws the result without polling."""
-    was_active = active(job)
+    whole page, which then draws the result without polling. `was_active` is what the page drew its
+    buttons for (default: now): a job that ended after them still reruns the page."""
+    was_active = active(job) if was_active is None else was_active
 
     def live() -> None:
         if was_active and job.ended:

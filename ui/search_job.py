@@ -67,10 +67,10 @@ def take_error() -> str | None:
     return st.session_state.pop(SEARCH_ERROR, None)
 
 
-def poll(job: SearchJob, body: Callable[[SearchView], None]) -> None:
+def poll(job: SearchJob, body: Callable[[SearchView], None], was_active: bool | None = None) -> None:
     """Draw body(view) in a fragment that reruns while the search runs (the Experiments page's poll: when
     it ends, the page reruns and draws the last view without polling)."""
-    experiment_job.poll(job, lambda j: body(j.view()))
+    experiment_job.poll(job, lambda j: body(j.view()), was_active)
 
 
 def run_link(name: str | None) -> str | None:

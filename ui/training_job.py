@@ -195,13 +195,16 @@ def finalize(job: TrainingJob) -> None:
     st.session_state[_JOB_DONE] = (job, name)
 
 
-def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = POLL_S) -> None:
+def poll(job: TrainingJob, body: Callable[[TrainingJob], None], every: float = POLL_S,
+         drawn: str | None = None) -> None:
     """Draw body(job) in a fragment that reruns every `every` seconds while the job is active.
+    `drawn` is the status the page drew its buttons for (default: now): a job that ended after them
+    still reruns the app, which redraws them.
     When it ends, offer its run and rerun the whole app: that draws the fragment without polling.
     A queued job polls every QUEUE_POLL_S at most and reruns the app once it leaves the queue, which
     draws it at the running pace: many waiting tabs polling fast take the GIL from the run that trains
     (bench/README.md, "Queued tabs")."""
-    drawn = job.status
+    drawn = job.status if drawn is None else drawn
 
     def live() -> None:
         now = job.status

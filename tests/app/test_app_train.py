@@ -100,6 +100,25 @@ def test_stop_keeps_the_weights_and_resume_continues_from_there(jobs):
     assert [(r.name, r.owner) for r in runs.list_runs()] == [(job.run_name, owner.id_of(at.session_state[owner.TOKEN]))]
 
 
+def test_a_run_that_ends_between_the_buttons_and_the_live_view_still_enables_resume(jobs, monkeypatch):
+    """The job stops after the page drew its buttons (for a running job) and before its live view: the
+    live view reruns the page, so Resume is offered, not left disabled until the visitor reloads."""
+    at = open_train(20_000)
+    job = job_of(click(at, "train_start"))
+    poll_until(at, lambda: job.progress().step >= 2)
+    poll = training_job.poll
+
+    def stop_first(job, *args, **kwargs):
+        job.stop(wait=True)  # as the worker does between one read of the status and the next
+        return poll(job, *args, **kwargs)
+
+    monkeypatch.setattr(training_job, "poll", stop_first)
+    at.run()
+    assert_ok(at)
+    assert job.status == "stopped"
+    assert not at.button(key="train_resume").disabled and at.button(key="train_stop").disabled
+
+
 def test_switching_pages_keeps_training_and_the_sidebar_shows_it(jobs):
     at = open_train(20_000)
     job = job_of(click(at, "train_start"))
