@@ -21,12 +21,15 @@ import json
 import logging
 import math
 import os
+import random
 import socket
+import time
 import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import optuna
+import sqlalchemy.exc
 from optuna.trial import TrialState
 
 from explorer.limits import check_search
@@ -49,6 +52,7 @@ SAMPLERS = ("tpe", "random", "grid")
 METRICS = ("val_exact", "val_token_acc", "val_loss")
 STORAGE_FILE = "search.db"
 INTERRUPTED = "interrupted"     # user attr of a trial stopped or abandoned by a crash: not a finished trial
+STORAGE_ATTEMPTS = 5
 HEARTBEAT_S, GRACE_S = 10, 60   # a driver's heartbeat for its trials; a trial silent this long is stale
 DEFAULT_METRIC = {"seq2seq": "val_exact", "classify": "val_exact", "lm": "val_loss"}
 
@@ -213,7 +217,16 @@ def _storage(spec: SearchSpec):
         raise ValueError(f"storage {url!r} must be sqlite:///FILE (or postgresql:// or mysql://)")
     # WAL and a wait on a locked file: several drivers (and the app's page) share one study file
     args = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {}
-    return optuna.storages.RDBStorage(url, engine_kwargs=args, heartbeat_interval=HEARTBEAT_S, grace_period=GRACE_S)
+    for attempt in range(STORAGE_ATTEMPTS):
+        try:
+            return optuna.storages.RDBStorage(url, engine_kwargs=args, heartbeat_interval=HEARTBEAT_S,
+                                              grace_period=GRACE_S)
+        except sqlalchemy.exc.DatabaseError:
+            # drivers started together on a fresh storage race to create its tables ("already exists",
+            # "UNIQUE constraint failed: alembic_version"): once one has, the others' next try loads them
+            if attempt == STORAGE_ATTEMPTS - 1:
+                raise
+            time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
 
 
 def _alive(pid: int) -> bool:
