@@ -7,7 +7,7 @@ and shows it live, and a job no tab of its owner looks at any more stops after a
     jobs.register(owner, "train", job)   # the owner's training job from now on (one job of each kind)
     jobs.job(owner, "train")             # that job or None: another owner's job is never returned
     jobs.seen(owner)                     # a tab of this owner is still watching: every job of theirs stays
-    jobs.sweep()                         # stop the jobs not seen for GRACE_S; forget the ended ones
+    jobs.sweep()                         # stop the jobs not seen for GRACE_S; forget the ended ones later
 
 A job is anything with `ended` and a `stop()` that returns at once; stopping keeps what was learned (a
 training run saves itself as "stopped", to be resumed). A reaper thread sweeps every BEAT_S while the
@@ -31,6 +31,10 @@ log = logging.getLogger(__name__)
 GRACE_S = float(env_number("EXPLORER_JOB_GRACE_S", 90.0, 1.0, 24 * 3600.0))
 BEAT_S = max(0.5, min(10.0, GRACE_S / 6))
 KINDS = ("train", "experiment", "search")
+# How long an ended job nobody polls is kept. A run is on disk and the Train page points to it; an
+# experiment's result is cached for every visitor; a search's study is on disk too, but only its job tells
+# a reopened tab which one was theirs, so a stopped search is shown (Start resumes it) for a day.
+KEEP_ENDED_S = {"search": 24 * 3600.0}
 
 
 @dataclass
@@ -84,7 +88,7 @@ class OwnedJobs:
 
     def sweep(self, now: float | None = None) -> list:
         """Ask the jobs no tab of their owner has polled for grace_s to stop (they keep what they learned) and
-        forget the ended ones nobody polled for as long. Returns the jobs asked to stop."""
+        forget the ended ones nobody polled for as long (a search: KEEP_ENDED_S). Returns the jobs asked to stop."""
         now = self._clock() if now is None else now
         stop = []
         with self._lock:
@@ -92,7 +96,8 @@ class OwnedJobs:
                 if now - entry.seen < self.grace_s:
                     continue
                 if entry.job.ended:
-                    del self._entries[key]   # its run is on disk; the owner finds it there
+                    if now - entry.seen >= max(self.grace_s, KEEP_ENDED_S.get(key[1], 0.0)):
+                        del self._entries[key]
                 elif not entry.stopping:
                     entry.stopping = True
                     stop.append(entry.job)
@@ -126,4 +131,4 @@ def owned_jobs() -> OwnedJobs:
     return _JOBS
 
 
-__all__ = ["GRACE_S", "BEAT_S", "KINDS", "OwnedJobs", "owned_jobs"]
+__all__ = ["GRACE_S", "BEAT_S", "KINDS", "KEEP_ENDED_S", "OwnedJobs", "owned_jobs"]

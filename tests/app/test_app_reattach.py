@@ -127,6 +127,12 @@ def test_a_search_reattaches_stops_from_the_reloaded_tab_and_stops_after_the_gra
         while pool_counts() != (0, 0):                        # its trials end after their step, then free slots
             assert time.monotonic() < deadline, f"the stopped search still holds slots: {pool_counts()}"
             time.sleep(0.2)
+        owned.sweep(now=later(2 * owned.grace_s + 1))         # long after: the registry still has it...
+        back = open_search(ME)                                # ...so a tab opened later shows it, to resume
+        assert back.session_state[search_job.SEARCH_JOB] is resumed and not back.button(key="search_start").disabled
+        assert any("start again to run the rest" in i.value for i in back.info), [i.value for i in back.info]
+        assert not any("No search yet" in i.value for i in back.info)
+        assert search_job.SEARCH_JOB not in open_search(None).session_state   # not to another visitor
     finally:
         for job in started:
             job.close()

@@ -115,6 +115,26 @@ def test_an_ended_job_stays_while_its_owner_polls(registry, clock):
     assert registry.job("alice", "train") is None and job.stops == 0
 
 
+def test_a_search_stopped_by_the_grace_stays_a_day_for_its_owners_next_tab(registry, clock):
+    """A stopped run is on disk, pointed to by the Train page; a search's study is on disk too, but only its
+    job says which study was this owner's: kept KEEP_ENDED_S, so a tab opened later shows it (Start resumes)."""
+    search, run = FakeJob("search"), FakeJob("run")
+    registry.register("alice", "search", search)
+    registry.register("alice", "train", run)
+    clock.now += GRACE
+    assert set(registry.sweep()) == {search, run}
+    search.ended = run.ended = True
+    clock.now += GRACE
+    registry.sweep()
+    assert registry.job("alice", "train") is None and registry.job("alice", "search") is search
+    clock.now += owned_jobs.KEEP_ENDED_S["search"] - 2 * GRACE - 1
+    registry.sweep()
+    assert registry.job("alice", "search") is search
+    clock.now += 1
+    registry.sweep()
+    assert registry.job("alice", "search") is None
+
+
 def test_the_reaper_thread_stops_an_unwatched_job_and_ends_when_nothing_is_left():
     registry = OwnedJobs(grace_s=0.2)             # the real clock and the real reaper
     job = FakeJob()
