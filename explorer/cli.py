@@ -97,6 +97,9 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     own.add_argument("--data", metavar="FILE.tsv", help="pairs to learn, one a line: source<TAB>target")
     own.add_argument("--text", metavar="FILE", help="a text for the character language model")
     p.add_argument("--name", help="run name (sanitised; made unique); default: the task name")
+    own.add_argument("--shared", action="store_true",
+                     help="list a run on own data to every visitor of the app (it is private otherwise: its "
+                          "download holds the data)")
 
 
 def _picked(args: argparse.Namespace, prefix: str) -> dict:
@@ -222,8 +225,11 @@ def run_train(args: argparse.Namespace) -> int:
     last = state.history[-1] if state.history else None
     default = Path(args.data or args.text).stem if args.data or args.text else args.task
     info = save_run(args.name or default, model, task.cfg, train_cfg, state.history, state=state,
-                    extra={"interrupted": interrupted, "stopped": last.stopped if last else None})
+                    extra={"interrupted": interrupted, "stopped": last.stopped if last else None},
+                    shared=args.shared)
     print(f"run saved to {info.path}")
+    if info.private:
+        print("the run holds your data, so the app lists it to nobody; train with --shared to list it to everyone")
     print(_summary(state.history))
     if last is not None and last.stopped:
         print(last.stopped)

@@ -141,15 +141,15 @@ def _new_folder(name: str) -> Path:
 
 
 def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[StepMetrics],
-             extra: dict | None = None, owner: str | None = None, state=None) -> RunInfo:
+             extra: dict | None = None, owner: str | None = None, state=None, shared: bool = False) -> RunInfo:
     """Save weights, configs and per-step metrics under a sanitised name never used before
     (name, else name-2, name-3, ...), owned by `owner` (None: nobody's); with the run's TrainState,
-    also what resuming it needs (explorer.resume)."""
+    also what resuming it needs (explorer.resume). A run on own data is private unless `shared`."""
     path = _new_folder(safe_name(name))
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None
     meta = {**(extra or {}), **({"owner": owner} if owner else {}),
-            **({"private": True} if task_cfg.text else {}),
+            **({"private": not shared} if task_cfg.text else {}),
             "name": path.name, "task": task_cfg.to_dict(), "train": train_cfg.to_dict(),
             "final": _final(history, labels),
             "steps": (last.step - (last.stopped is not None)) if last else 0,

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.runs import open_for_resume
+from explorer.runs import open_for_resume, run_info
 from tests.system.test_cli import TINY, explorer
 
 PAIRS = "".join(f"{a} {b}\t{b} {a}\n" for a in "pqrs" for b in "tuvw")
@@ -23,6 +23,12 @@ def test_train_on_a_tsv_saves_a_run_that_reopens_with_its_data(tmp_path, monkeyp
     model, task, *_ = open_for_resume("swap")
     assert task.name == "pairs" and task.cfg.text == PAIRS and task.cfg.seed == 2
     assert model.cfg.src_vocab_size == len(task.vocab) == 3 + 8
+    # the app lists a run on own data to nobody (it has no owner there), unless it was trained --shared
+    assert "the app lists it to nobody; train with --shared" in out.stdout
+    assert run_info("swap").private and not run_info("swap").visible_to("anyone")
+    shared = explorer(["train", "--data", str(data), "--steps", "2", "--shared", *TINY], tmp_path / "runs")
+    assert shared.returncode == 0 and "lists it to nobody" not in shared.stdout, shared.stderr
+    assert not run_info("swap-2").private and run_info("swap-2").visible_to("anyone")
 
 
 def test_train_on_a_text_file(tmp_path, monkeypatch, capsys):
