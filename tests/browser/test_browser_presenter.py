@@ -93,3 +93,32 @@ def test_attention_at_1280x720_shows_a_chart_on_the_first_screen_and_cuts_no_lab
         page.screenshot(path=str(SHOTS / "attention-1280x720.png"))
     finally:
         page.close()
+
+
+# Every animation frame until the page settles: the smallest body paragraph's font size, as it is painted.
+FRAMES = """(() => { window.__paints = [];
+  const tick = () => {
+    const ps = [...document.querySelectorAll('[data-testid=stMain] [data-testid=stMarkdown] p')]
+      .filter(e => e.getClientRects().length && !e.closest('[data-testid=stCaptionContainer]'));
+    if (ps.length) window.__paints.push(Math.min(...ps.map(e => parseFloat(getComputedStyle(e).fontSize))));
+    if (window.__paints.length < 3000) requestAnimationFrame(tick);
+  };
+  requestAnimationFrame(tick); })();"""
+
+
+@pytest.mark.parametrize("path", ["lessons?lesson=ch2&step=1&present=1", "attention?present=1"])
+def test_presenter_fonts_are_there_from_the_first_paint(server, chromium, path):
+    """A projector opened on a presenter link never shows its text at the ordinary 16 px first: every frame
+    that draws a paragraph draws it at the presenter's 20 px or more (the first run waits for its CSS)."""
+    context = chromium.new_context(viewport=PROJECTOR)   # a browser that never ran this app: a first session
+    context.add_init_script(FRAMES)
+    page = context.new_page()
+    try:
+        page.goto(f"{server}/{path}")
+        _wait_rendered(page)
+        page.wait_for_timeout(300)
+        paints = page.evaluate("window.__paints")
+        assert paints, "no frame drew a paragraph"
+        assert min(paints) >= 20, f"{sum(p < 20 for p in paints)} of {len(paints)} frames drew text at {min(paints)} px"
+    finally:
+        context.close()
