@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import plotly.graph_objects as go
 
 from explorer import diagram
@@ -33,8 +35,9 @@ def param_breakdown(parts, title="", layout=None, unit="parameters") -> go.Figur
         textposition="outside", cliponaxis=False, customdata=[100 * v / total for v in counts],
         hovertemplate=f"%{{y}}<br>%{{x:,}} {unit} (%{{customdata:.1f}}%)<extra></extra>")
     room = 1.3 * max(counts, default=0) or 1  # for the count written outside the longest bar
+    whole = {} if unit == "parameters" else dict(dtick=max(1, math.ceil(room / 5)), tickformat="d")  # no 0.5 student
     return figure([bar], title or f"{human(total)} {unit}", 120 + 34 * len(names), layout,
-                  xaxis=dict(title=unit, range=[0, room]), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
+                  xaxis=dict(title=unit, range=[0, room], **whole), yaxis=dict(CATEGORY_AXIS, autorange="reversed"))
 
 
 __all__ = ["architecture_diagram", "block_diagram", "param_breakdown"]

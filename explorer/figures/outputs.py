@@ -23,9 +23,11 @@ from explorer.quoting import hover
 OUTPUT_SCALE = "Blues"
 
 
-def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None, layout=None) -> go.Figure:
-    """Softmax rows (T, V): y = position, x = vocabulary token. `top_k` keeps, for every position, its k
-    most likely tokens: the columns are their union (in vocabulary order), so no row is left empty.
+def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None, layout=None,
+                   rows: str = "position") -> go.Figure:
+    """Softmax rows (T, V): y = position (or what `rows` names), x = vocabulary token. `top_k` keeps, for
+    every position, its k most likely tokens: the columns are their union (in vocabulary order), so no row
+    is left empty.
     `targets` (T,) vocabulary indices of the right answers: always shown, and outlined."""
     p = as_array(probs)  # (T, V)
     cols = np.arange(p.shape[1])
@@ -38,7 +40,7 @@ def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None,
         z=p[:, cols], x=list(range(len(cols))), y=list(range(p.shape[0])), zmin=0.0, zmax=1.0,
         colorscale=OUTPUT_SCALE, customdata=pair_customdata(pos_labels, vocab),
         colorbar=dict(COLORBAR, title="p"),
-        hovertemplate="position %{y} (%{customdata[0]})<br>token %{customdata[1]}"
+        hovertemplate=f"{rows} %{{y}} (%{{customdata[0]}})<br>token %{{customdata[1]}}"
                       "<br>p %{z:.3f}<extra></extra>")]
     if targets is not None:
         where = {int(c): i for i, c in enumerate(cols)}
@@ -46,7 +48,7 @@ def output_heatmap(probs, pos_labels, vocab, top_k=None, title="", targets=None,
         traces.append(cell_outlines(cells, "target"))
     return figure(traces, title, 110 + p.shape[0] * min(36, max(14, 520 // p.shape[0])), layout,
                   xaxis=token_axis(vocab, "token"), legend=LEGEND_BELOW,
-                  yaxis=dict(token_axis(pos_labels, "position"), autorange="reversed"))
+                  yaxis=dict(token_axis(pos_labels, rows), autorange="reversed"))
 
 
 def entropy_chart(entropy, labels, max_entropy=None, title="", layout=None) -> go.Figure:

@@ -255,8 +255,9 @@ def smoothing_view(values: dict) -> View:
         "the code: the formula as printed lends probability to padding, a token the model must never output, "
         "and gives the target 1 − ε + ε/K rather than 1 − ε. The text should read ε/(K − 2) on every class but "
         "the target and padding.")
-    return View(output_heatmap(np.stack(list(rows.values())), list(rows), vocab, title=f"Smoothed targets for "
-                               f"token {GOLD}, K = {K}, ε = {EPS}", targets=[GOLD] * len(rows)),
+    short = [name.replace("chapter's ", "").replace(" (measured)", "") for name in rows]   # whole in the table
+    return View(output_heatmap(np.stack(list(rows.values())), short, vocab, title=f"Smoothed targets for "
+                               f"token {GOLD}, K = {K}, ε = {EPS}", targets=[GOLD] * len(rows), rows="target"),
                 "Each row is one target distribution the loss compares the softmax with; the outlined cell is the "
                 "right token.", table=table, check=check)
 

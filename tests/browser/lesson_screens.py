@@ -89,3 +89,13 @@ def pick_first(page) -> None:
 def click(page, key: str) -> None:
     page.locator(f".st-key-{key} button").click()
     _wait_rendered(page)
+
+
+# The smallest tick label or bar label drawn inside the elements `sel` finds (px).
+TEXT_PX = """sel => Math.min(...[...document.querySelectorAll(
+  [' .xtick text', ' .ytick text', ' .barlayer text'].map(t => sel + t).join(', '))]
+  .filter(t => t.getBoundingClientRect().width).map(t => parseFloat(getComputedStyle(t).fontSize)))"""
+
+
+def smallest_text(page, selector: str) -> float:
+    return page.evaluate(TEXT_PX, selector)

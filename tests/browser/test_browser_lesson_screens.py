@@ -10,7 +10,17 @@ import pytest
 from explorer.diagram import is_drawing
 from explorer.lessons import LESSONS
 from explorer.rooms_invite import CLASS_COMMAND
-from tests.browser.lesson_screens import PHONE, PROJECTOR, boxes, click, drawings, says_step, scrolled, step_shown
+from tests.browser.lesson_screens import (
+    PHONE,
+    PROJECTOR,
+    boxes,
+    click,
+    drawings,
+    says_step,
+    scrolled,
+    smallest_text,
+    step_shown,
+)
 from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
 
 pytestmark = pytest.mark.browser
@@ -90,6 +100,8 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                     teacher.locator('[class*="st-key-room_dist_"] .main-svg').first.wait_for(timeout=TIMEOUT_MS)
                     on_teacher = boxes(teacher)
                     _on_screen(on_teacher["room_dist"], "the class's predictions", where)
+                    labels = smallest_text(teacher, '[class*="st-key-room_dist_"]')
+                    assert labels >= 14, f"{where}: the class's predictions labelled at {labels} px"
                     _on_screen(on_teacher["lesson_reveal"], "Reveal after the lock", where)
                 if k < n:
                     student.evaluate(SCROLL_DOWN)
