@@ -50,9 +50,10 @@ def _draws_a_diagram(step) -> bool:
     return figure is not None and is_drawing(figure)
 
 
-def _next(page) -> None:
+def _next(page, k: int) -> None:
+    """From step k: a clicker's Page Down and the → key in turn (the alone walk is test_browser_lessons.py)."""
     page.evaluate(SCROLL_DOWN)   # so that a new step's scroll is its own
-    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown" if k % 2 else "ArrowRight")
 
 
 def test_every_question_fits_the_projector_in_a_room(server, chromium):
@@ -81,6 +82,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                 step_shown(teacher, step.title)
                 step_shown(student, step.title)
                 assert scrolled(teacher) == 0 and scrolled(student) == 0, where
+                assert f"step={k}" in teacher.url and not teacher.locator("[data-testid=stException]").count(), where
                 assert says_step(student, k, n), f"{where}: the student is not told the step"
                 _readable(teacher, where, 14, fits_width=True, height=PROJECTOR["height"])
                 if step.question is not None:
@@ -105,7 +107,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                     _on_screen(on_teacher["lesson_reveal"], "Reveal after the lock", where)
                 if k < n:
                     student.evaluate(SCROLL_DOWN)
-                    _next(teacher)
+                    _next(teacher, k)
     finally:
         teacher.context.close()
         student.context.close()
