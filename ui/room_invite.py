@@ -1,4 +1,4 @@
-"""A room's invitation (explorer/rooms_invite.py makes it): the link a phone can open and its QR code, in the
+"""A room's invitation (explorer/rooms/invite.py makes it): the link a phone can open and its QR code, in the
 teacher bar's *Invite* popover."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import os
 
 import streamlit as st
 
-from explorer.rooms_invite import PUBLIC_ENV, Invite, invite, lan_address, qr_svg
+from explorer.rooms.invite import PUBLIC_ENV, Invite, invite, lan_address, qr_svg
 
 QR_PX = 220                  # a phone scans it from a projector's far wall
 

@@ -9,7 +9,7 @@ import pytest
 
 from explorer.diagram import is_drawing
 from explorer.lessons import LESSONS
-from explorer.rooms_invite import CLASS_COMMAND
+from explorer.rooms.invite import CLASS_COMMAND
 from tests.browser.lesson_screens import (
     PHONE,
     PROJECTOR,

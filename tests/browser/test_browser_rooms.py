@@ -17,7 +17,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from explorer.lessons import LESSONS
-from explorer.rooms_invite import PUBLIC_ENV, qr_svg
+from explorer.rooms.invite import PUBLIC_ENV, qr_svg
 from tests.browser.test_browser import READY, SHOTS, TIMEOUT_MS, _free_port, _wait_rendered, streamlit_server
 from tests.browser.test_browser_training import assert_no_exception, press
 

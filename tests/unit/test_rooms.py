@@ -12,9 +12,10 @@ import pytest
 import segno
 
 from explorer import rooms as R
-from explorer import rooms_db, rooms_seats
 from explorer.rooms import RoomError, Rooms
-from explorer.rooms_invite import qr_svg, student_path
+from explorer.rooms import db as rooms_db
+from explorer.rooms import seats as rooms_seats
+from explorer.rooms.invite import qr_svg, student_path
 
 DATA = Path(__file__).parent / "data"
 

@@ -5,7 +5,7 @@ import ipaddress
 
 import pytest
 
-from explorer.rooms_invite import CLASS_COMMAND, PUBLIC_ENV, invite, is_loopback, lan_address
+from explorer.rooms.invite import CLASS_COMMAND, PUBLIC_ENV, invite, is_loopback, lan_address
 
 CODE = "ABCDEFG"
 

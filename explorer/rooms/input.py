@@ -8,7 +8,7 @@ import numbers
 import re
 import unicodedata
 
-from .rooms_db import RoomError
+from .db import RoomError
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"   # no 0/O, 1/I/L, nor U (read as V): 30 symbols
 CODE_LEN = 7

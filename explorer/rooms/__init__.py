@@ -1,6 +1,6 @@
 """A class in one room: a teacher's lesson that students follow, with predictions locked per step.
 
-One SQLite file (`runs_dir() / "rooms.sqlite"`, WAL mode; `explorer.rooms_db` opens and migrates it)
+One SQLite file (`runs_dir() / "rooms.sqlite"`, WAL mode; `explorer.rooms.db` opens and migrates it)
 holds rooms, members, reveals and predictions. Every write is one transaction, so a server restarted
 mid-lesson keeps the room, its step and every locked prediction; every statement is parameterised.
 
@@ -34,8 +34,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .rooms_db import Database, RoomError
-from .rooms_input import (  # noqa: F401
+from .db import Database, RoomError
+from .input import (  # noqa: F401
     ALPHABET,
     CODE_LEN,
     MAX_CHOICE,
@@ -46,7 +46,7 @@ from .rooms_input import (  # noqa: F401
     normalise_code,
     sanitise_nickname,
 )
-from .rooms_seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
+from .seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
@@ -100,7 +100,7 @@ class Rooms(Seats, Database):
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         if path is None:
-            from .runs import runs_dir  # lazily: explorer.runs imports torch
+            from ..runs import runs_dir  # lazily: explorer.runs imports torch
             path = runs_dir() / FILE_NAME
         self._clock, self._guard = clock, threading.Lock()
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}

@@ -1,14 +1,14 @@
 """The students' side of a room (explorer/rooms.py): a seat per browser, predictions locked per step, and
 the class's anonymous counts. `Seats` is a part of `Rooms`: it uses the room rows and the write transaction
-that `Rooms` and `explorer.rooms_db.Database` define."""
+that `Rooms` and `explorer.rooms.db.Database` define."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from .rooms_db import RoomError
-from .rooms_input import _token, _value, _where, normalise_code, sanitise_nickname
+from .db import RoomError
+from .input import _token, _value, _where, normalise_code, sanitise_nickname
 
 MAX_MEMBERS = 200
 LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
