@@ -154,11 +154,13 @@ def nav_buttons(lesson: Lesson, index: int, moves: bool = True) -> None:
     _keys(key=KEYS, data={"at": f"{lesson.id}/{index}", "moves": moves, "present": presenter.on()}, height=0)
 
 
-def _remember(key: str, widget_key: str) -> None:
+def _remember(param: str, widget: str) -> None:
+    """A control moved: the link carries its value (a setting of the view, like `layernorm=post`; no
+    authority is ever in the address: the teacher's is the owner cookie's, ui/room.py)."""
     # A student's page moved by the room can still send a change of the last step's control, whose
     # state `arrived` has dropped: that control is gone, so the link keeps nothing of it.
-    if widget_key in st.session_state:
-        st.query_params[key] = str(st.session_state[widget_key])  # the link now carries this value
+    if widget in st.session_state:
+        st.query_params[param] = str(st.session_state[widget])
 
 
 def control_values(step: Step) -> dict:
@@ -166,13 +168,13 @@ def control_values(step: Step) -> dict:
     and cannot be changed; otherwise a change goes into the URL, so the link shows what is on screen."""
     values, fixed = {}, locked()
     for c in step.controls:
-        key = CONTROL + c.key
+        widget = CONTROL + c.key
         from_link = c.parse(st.query_params.get(c.key))
-        if key not in st.session_state or fixed:
-            st.session_state[key] = from_link if from_link is not None else c.default
-        st.select_slider(c.label, c.options, key=key, disabled=fixed, help=c.help,
-                         on_change=_remember, args=(c.key, key))
-        values[c.key] = st.session_state[key]
+        if widget not in st.session_state or fixed:
+            st.session_state[widget] = from_link if from_link is not None else c.default
+        st.select_slider(c.label, c.options, key=widget, disabled=fixed, help=c.help,
+                         on_change=_remember, args=(c.key, widget))
+        values[c.key] = st.session_state[widget]
     if fixed and step.controls:
         st.caption(":material/lock: The teacher's settings: this link fixes them. *Try it yourself* opens "
                    "the same view with nothing fixed.")
