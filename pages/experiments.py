@@ -72,7 +72,7 @@ def result_view(name: str, result, params) -> None:
         st.table(evidence, hide_index=True)
     for cell, (i, fig) in zip(widgets.grid(len(result.figures), 2), enumerate(result.figures)):
         with cell:
-            widgets.chart(experiment_job.fit_title(fig), key=f"exp_fig_{name}_{i}")
+            widgets.chart(fig, key=f"exp_fig_{name}_{i}")
     st.markdown("**Mean ± std over seeds, beside what the seed predicts**")
     st.table(experiment_job.table_view(result), hide_index=True)
     failed = experiment_job.failed_cells(result)

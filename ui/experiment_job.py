@@ -13,7 +13,6 @@ import math
 from collections.abc import Callable
 
 import pandas as pd
-import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.evidence import fmt, fmt_interval
@@ -167,15 +166,3 @@ def failed_cells(result: Result):
         return None
     bad = grid[grid["error"].astype(str).str.len() > 0]
     return bad[["x", "y", "seed", "error"]] if len(bad) else None
-
-
-def fit_title(fig: go.Figure, chars: int = 58) -> go.Figure:
-    """A copy whose long title breaks onto two lines: half a page is too narrow for some of them."""
-    text = fig.layout.title.text or ""
-    if len(text) <= chars or "<br>" in text:
-        return fig
-    cut = text.rfind(" ", 0, chars)
-    cut = cut if cut > 0 else chars
-    out = go.Figure(fig)
-    top = fig.layout.margin.t if fig.layout.margin.t is not None else 60
-    return out.update_layout(title_text=f"{text[:cut]}<br>{text[cut:].strip()}", margin_t=top + 22)

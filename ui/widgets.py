@@ -10,6 +10,7 @@ import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.diagram import DRAWING, is_drawing
+from explorer.figures.layout import TITLE_FIT_PX, fit_title
 from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
 from ui import exports, presenter
@@ -31,6 +32,7 @@ from ui.model_config import (
     vector_width,
 )
 
+PRESENT_TITLE_FIT_PX = 640  # a projected lesson's chart column (692 px at 1280) less its padding
 CHART_CONFIG = {"displaylogo": False, "modeBarButtonsToRemove": ["lasso2d", "select2d"]}
 
 ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder classifier",
@@ -44,13 +46,15 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 # ----------------------------------------------------------------------------------- helpers
 def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kwargs):
     """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
-    mode and the dark theme (ui/presenter.py); `fit` caps its height in presenter mode. A diagram keeps
-    its own size, so its text stays in its boxes on a phone too. PNG and SVG downloads at presentation
-    size sit under it (ui/exports.py)."""
+    mode and the dark theme (ui/presenter.py), a long title in lines; `fit` caps its height in presenter
+    mode. A diagram keeps its own size, so its text stays in its boxes on a phone too. PNG and SVG downloads
+    at presentation size sit under it (ui/exports.py)."""
     name = exports.slug(fig.layout.title.text or key or "")
     config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
     styled = presenter.style(fig, fit)
     drawing = is_drawing(styled)   # at its own size, scrolled sideways in its container if wider
+    if not drawing:  # a long title in lines a phone's chart holds (a projected chart's column is wider)
+        styled = fit_title(styled, PRESENT_TITLE_FIT_PX if presenter.on() else TITLE_FIT_PX)
     with st.container(key=f"{DRAWING}_{key or name}") if drawing else contextlib.nullcontext():
         drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width if drawing else "stretch",
                                 config=presenter.chart_config(config), key=key, **kwargs)

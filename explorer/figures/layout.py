@@ -215,6 +215,49 @@ def figure(traces, title: str, height: float, layout: dict | None = None, **styl
     return go.Figure(data=traces, layout=full)
 
 
+# A title wider than this breaks onto more lines: a phone's chart is 358 px wide (390 less the page's padding),
+# and text_px errs wide. Plotly never wraps a title itself; one line runs past the chart's right edge.
+TITLE_FIT_PX = 340
+MARKS = (":", "·", "—", "–", ",", ";")  # a line reads best ending at one of these, if it is half full
+
+
+def _lines(text: str, size: float, width: float) -> list[str]:
+    """`text` as lines of at most `width` px, broken at spaces: at the last of MARKS on a line at least half
+    full, else as late as fits."""
+    if text_px(text, size) <= width or " " not in text:
+        return [text]
+    cuts = [i for i, c in enumerate(text) if c == " "]
+    fits = [i for i in cuts if text_px(text[:i], size) <= width] or cuts[:1]  # a first word too wide: after it
+    marks = [i for i in fits if text[:i].endswith(MARKS) and text_px(text[:i], size) >= width / 2]
+    cut = (marks or fits)[-1]
+    return [text[:cut], *_lines(text[cut + 1:], size, width)]
+
+
+def fit_title(fig: go.Figure, width: float = TITLE_FIT_PX) -> go.Figure:
+    """`fig`, or a copy whose title (and each title its slider swaps in) breaks onto more lines where one
+    would be wider than `width` px, its top margin grown by a line for each."""
+    size = fig.layout.title.font.size or (fig.layout.font.size or 12) * 1.4  # Plotly's own title size
+
+    def fit(text: str) -> str:
+        return text if "<br>" in text else "<br>".join(_lines(text, size, width))
+
+    title = fig.layout.title.text or ""
+    steps = [s for slider in fig.layout.sliders or () for s in slider.steps
+             if len(s.args or ()) > 1 and "title.text" in (s.args[1] or {})]
+    texts = [title, *(s.args[1]["title.text"] for s in steps)]
+    if all(fit(t) == t for t in texts):
+        return fig
+    out = go.Figure(fig)
+    for slider in out.layout.sliders or ():
+        for step in slider.steps:
+            if len(step.args or ()) > 1 and "title.text" in (step.args[1] or {}):
+                step.args = (step.args[0], {**step.args[1], "title.text": fit(step.args[1]["title.text"])},
+                             *step.args[2:])
+    extra = max(fit(t).count("<br>") - t.count("<br>") for t in texts)
+    top = fig.layout.margin.t if fig.layout.margin.t is not None else 80
+    return out.update_layout(title_text=fit(title), margin_t=top + math.ceil(extra * size * 1.3))
+
+
 def hline(y: float, text: str, left: bool = False) -> dict:
     """A dashed horizontal reference line across the plot with its label, as layout entries."""
     line = dict(type="line", xref="x domain", x0=0, x1=1, yref="y", y0=y, y1=y,
@@ -257,4 +300,4 @@ def pair_customdata(rows, cols) -> np.ndarray:
 __all__ = ["PALETTE", "EXPECTED_COLOUR", "MIN_HEIGHT", "HOUSE", "AXIS", "CATEGORY_AXIS", "COLORBAR_PAD", "COLORBAR",
            "BAR_LINE", "X_LABELS_PX", "AXIS_TITLE_PX", "Y_LABELS_GAP", "LEGEND_ROW_PX", "LEGEND_LINE_PX",
            "LEGEND_ITEM_PX", "PLOT_PX", "LEGEND_BELOW", "as_array", "as_list", "no_template", "merge", "text_px",
-           "figure", "hline", "token_axis", "cell_outlines", "pair_customdata"]
+           "figure", "TITLE_FIT_PX", "fit_title", "hline", "token_axis", "cell_outlines", "pair_customdata"]

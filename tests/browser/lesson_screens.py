@@ -50,6 +50,18 @@ DRAWINGS = """() => [...document.querySelectorAll('[class*="st-key-drawing_"]')]
   return {height: at.height, width: at.width, room: box.clientWidth, smallest, past, worst}; })"""
 
 
+# Each chart's title that reaches past its chart's left or right edge: [its text, by how many px].
+TITLES_PAST = """() => [...document.querySelectorAll('[data-testid=stMain] .js-plotly-plot')].flatMap(gd => {
+  const at = gd.getBoundingClientRect();
+  return [...gd.querySelectorAll('.gtitle')].map(t => [t.textContent, t.getBoundingClientRect()])
+    .map(([text, r]) => [text, Math.round(Math.max(at.left - r.left, r.right - at.right))])
+    .filter(([, past]) => past > 0); })"""
+
+
+def titles_past(page) -> list:
+    return page.evaluate(TITLES_PAST)
+
+
 def drawings(page) -> list[dict]:
     return page.evaluate(DRAWINGS)
 

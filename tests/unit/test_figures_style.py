@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from explorer.figures.architecture import param_breakdown
-from explorer.figures.attention import attention_heatmap
+from explorer.figures.attention import attention_heatmap, z_slider
 from explorer.figures.curves import line_chart, training_curves
 from explorer.figures.gradients import grad_norm_profile
 from explorer.figures.layout import (
@@ -19,6 +19,8 @@ from explorer.figures.layout import (
     LEGEND_LINE_PX,
     LEGEND_ROW_PX,
     X_LABELS_PX,
+    fit_title,
+    figure,
     text_px,
 )
 from explorer.figures.results import sweep_heatmap
@@ -108,3 +110,26 @@ def test_text_px_errs_wide_of_arial_and_grows_with_text():
     for text, arial in (("0.8", 16.7), ("Embeddings", 66.7), ("position", 41.4)):
         assert arial < text_px(text) < 1.3 * arial
     assert text_px("position", 14) > text_px("position")
+
+
+def test_a_long_title_breaks_into_lines_a_phone_holds_at_a_mark_and_grows_its_top_margin():
+    long = figure([], "Sinusoidal encoding: 100 positions × d_model 64", 300)
+    fitted = fit_title(long, 340)
+    assert fitted.layout.title.text == "Sinusoidal encoding:<br>100 positions × d_model 64"
+    assert fitted.layout.margin.t >= long.layout.margin.t + 20 and long.layout.title.text.count("<br>") == 0
+    words = "a fairly long title without any marks in it that still goes on and on past the edge"
+    lines = fit_title(figure([], words, 300), 200).layout.title.text.split("<br>")
+    assert len(lines) >= 3 and " ".join(lines) == words
+    assert all(text_px(line, 16.8) <= 200 for line in lines)
+    short = figure([], "Loss", 300)
+    assert fit_title(short) is short  # nothing to break: the figure itself, not a copy
+
+
+def test_the_titles_a_slider_swaps_in_break_as_the_first_one_does():
+    titles = [f"layer {i} head 0: attention of the last input, step {i}" for i in range(2)]
+    fig = attention_heatmap(_pattern(), TOKS, TOKS, title=titles[0],
+                            slider=z_slider(["0", "1"], [_pattern(), _pattern()], titles))
+    fitted = fit_title(fig, 300)
+    swapped = [s.args[1]["title.text"] for s in fitted.layout.sliders[0].steps]
+    assert fitted.layout.title.text == swapped[0] and all("<br>" in t for t in swapped)
+    assert [t.replace("<br>", " ") for t in swapped] == titles

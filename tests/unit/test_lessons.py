@@ -3,7 +3,9 @@ build, and reveals that say only what was measured."""
 
 import pytest
 
+from explorer.diagram import is_drawing
 from explorer.experiments import EXPERIMENTS, refusal_of
+from explorer.figures.layout import TITLE_FIT_PX, fit_title, text_px
 from explorer.lessons import LESSONS, Control, Question, Reveal, View, facts
 
 STEPS = [(lesson.id, k) for lesson in LESSONS.values() for k in range(len(lesson.steps))]
@@ -22,6 +24,10 @@ def test_every_step_has_text_and_a_view_that_builds(lesson_id, index):
     view = step.view(step.defaults()) if step.view is not None else None
     assert view is None or isinstance(view, View)
     assert step.question is not None or (view is not None and (view.figure is not None or view.table is not None))
+    if view is not None and view.figure is not None and not is_drawing(view.figure):  # a phone holds its title
+        fitted = fit_title(view.figure)
+        size = fitted.layout.title.font.size or 16.8
+        assert all(text_px(line, size) <= TITLE_FIT_PX for line in (fitted.layout.title.text or "").split("<br>"))
     if step.try_it is not None:
         url, params = step.try_it(step.defaults())
         assert url in {"positional", "architecture", "attention", "outputs", "gradients", "train", "experiments"}
