@@ -8,7 +8,7 @@
     result.table, result.figures, result.verdict, result.holds
 
 Registry
-    EXPERIMENTS: dict name -> Experiment, in the order a page should list them. An Experiment has
+    EXPERIMENTS (`registry`): dict name -> Experiment, in the order a page should list them. An Experiment has
     `name`, `title`, `question` (one sentence), `prediction` (what the seed claims), `source` (where in
     the seeds), `params` (a frozen dataclass type; its defaults are the default budget, about a minute or
     two on one core), `tiny` (a params instance that runs in seconds) and `make_params(overrides, tiny)`.
@@ -59,23 +59,8 @@ from __future__ import annotations
 
 from explorer.evidence import MIN_SEEDS, Claim, Evidence
 
-from . import (
-    alignment,
-    attn_scale,
-    beam,
-    d_head,
-    heads,
-    label_smoothing,
-    length,
-    lm_length,
-    norm,
-    pe_order,
-    pe_types,
-    residuals,
-    scan,
-    sweep,
-)
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
+from .registry import EXPERIMENTS
 from .runner import (
     CODE_VERSION,
     MAX_WORK,
@@ -90,10 +75,6 @@ from .runner import (
     work_units,
 )
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
-
-EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
-    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
-    d_head, scan, sweep)}
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",

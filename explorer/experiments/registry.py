@@ -1,0 +1,28 @@
+"""EXPERIMENTS: every experiment by name, in the order a page should list them; the runner looks names up
+here, the package re-exports it."""
+
+from __future__ import annotations
+
+from . import (
+    alignment,
+    attn_scale,
+    beam,
+    d_head,
+    heads,
+    label_smoothing,
+    length,
+    lm_length,
+    norm,
+    pe_order,
+    pe_types,
+    residuals,
+    scan,
+    sweep,
+)
+from .base import Experiment
+
+EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
+    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
+    d_head, scan, sweep)}
+
+__all__ = ["EXPERIMENTS"]
