@@ -52,7 +52,9 @@ Work cap
     is over it, else None; run() and run_cached() raise ValueError with that line.
 
 Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
-`load_result(folder)` reads them back; the CLI is `python -m explorer experiment NAME` (see .cli).
+`load_result(folder)` reads them back; `own_data_experiments()` names those that take a teacher's pairs;
+`parse_values("16, 32")` reads a tuple parameter as the page and the command line take it (`params`).
+The CLI is `python -m explorer experiment NAME` (see .cli).
 """
 
 from __future__ import annotations
@@ -60,7 +62,8 @@ from __future__ import annotations
 from explorer.evidence import MIN_SEEDS, Claim, Evidence
 
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
-from .registry import EXPERIMENTS
+from .params import auto_value, parse_values, takes_own_data
+from .registry import EXPERIMENTS, own_data_experiments
 from .runner import (
     CODE_VERSION,
     MAX_WORK,
@@ -79,4 +82,5 @@ from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
            "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor", "Evidence", "Claim", "MIN_SEEDS",
-           "MAX_WORK", "work_units", "refusal_of"]
+           "MAX_WORK", "work_units", "refusal_of", "own_data_experiments", "takes_own_data", "parse_values",
+           "auto_value"]

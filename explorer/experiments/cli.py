@@ -24,7 +24,7 @@ from explorer.evidence import OPEN, fmt, fmt_interval
 from explorer.runs import runs_dir
 from explorer.tasks import own_data
 
-from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
+from . import EXPERIMENTS, Result, Stopped, own_data_experiments, parse_values, refusal_of, run_cached, save_csv
 from .sweep import ProcessExecutor, SerialExecutor
 
 
@@ -48,21 +48,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true", help="recompute even if the result is cached")
     p.add_argument("--workers", type=int, metavar="N", help="sweep: worker processes (default: all cores; 1 = "
                                                             "in this process)")
-
-
-def parse_values(text: str) -> tuple:
-    """Comma-separated typed values ("16, 32, 64"), each an int, else a float, else the text itself."""
-    return tuple(auto_value(t.strip()) for t in text.split(",") if t.strip())
-
-
-def auto_value(text: str):
-    """A typed value as an int, else a float, else the text itself."""
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
 
 
 def parse_value(field: str, default, text: str):
@@ -98,15 +83,6 @@ def overrides(exp, args: argparse.Namespace) -> dict:
 
         out.update(task=own_data.OWN, data=own_file(args.data).text)
     return out
-
-
-def own_data_experiments() -> list[str]:
-    """The experiments whose task may be a teacher's pairs (task "pairs", its text in `data`)."""
-    return [name for name, exp in EXPERIMENTS.items() if takes_own_data(exp.params)]
-
-
-def takes_own_data(params: type) -> bool:
-    return getattr(params, "takes_own_data", False)
 
 
 def describe() -> str:
