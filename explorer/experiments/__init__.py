@@ -54,7 +54,7 @@ Work cap
 Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
 `load_result(folder)` reads them back; `own_data_experiments()` names those that take a teacher's pairs;
 `parse_values("16, 32")` reads a tuple parameter as the page and the command line take it (`params`).
-The CLI is `python -m explorer experiment NAME` (see .cli).
+The CLI is `python -m explorer experiment NAME` (explorer/cli/experiment.py).
 """
 
 from __future__ import annotations
