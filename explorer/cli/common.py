@@ -1,10 +1,13 @@
 """What every command shares: UsageError (bad input: one line, exit code 2), own_file (a teacher's file as a
-checked task) and Progress (the status line on stderr)."""
+checked task), Progress (the status line on stderr) and on_ctrl_c (Ctrl-C as a request to stop)."""
 
 from __future__ import annotations
 
+import contextlib
+import signal
 import sys
 import time
+from collections.abc import Callable, Iterator
 
 from explorer.tasks import TaskConfig, own_data
 
@@ -57,4 +60,19 @@ class Progress:
             self.stream.flush()
 
 
-__all__ = ["UsageError", "own_file", "Progress"]
+@contextlib.contextmanager
+def on_ctrl_c(stop: Callable[[], object]) -> Iterator[None]:
+    """Inside, Ctrl-C calls `stop()` instead of raising KeyboardInterrupt; the handler before is restored on
+    the way out. Off the main thread Ctrl-C cannot be caught, and it is left as it is."""
+    try:
+        previous = signal.signal(signal.SIGINT, lambda *_: stop())
+    except ValueError:  # not the main thread
+        previous = None
+    try:
+        yield
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
+
+
+__all__ = ["UsageError", "own_file", "Progress", "on_ctrl_c"]

@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import signal
 import sys
 import threading
 from pathlib import Path
@@ -35,7 +34,7 @@ from explorer.experiments import (
 from explorer.runs import runs_dir
 from explorer.tasks import own_data
 
-from .common import Progress, UsageError, own_file
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -140,22 +139,16 @@ def run_command(args: argparse.Namespace) -> int:
         raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
     executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
     stop, progress = threading.Event(), Progress()
-    try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        result = run_cached(exp.name, params, progress, stop, executor=executor, refresh=args.fresh)
-    except Stopped as e:
-        progress.close()
-        print(str(e), file=sys.stderr)
-        return 130
-    except ValueError as e:   # a run over the limits (explorer/limits.py), refused before it trains
-        progress.close()
-        raise UsageError(str(e)) from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+    with on_ctrl_c(stop.set):
+        try:
+            result = run_cached(exp.name, params, progress, stop, executor=executor, refresh=args.fresh)
+        except Stopped as e:
+            progress.close()
+            print(str(e), file=sys.stderr)
+            return 130
+        except ValueError as e:   # a run over the limits (explorer/limits.py), refused before it trains
+            progress.close()
+            raise UsageError(str(e)) from None
     progress.close()
     out = args.out or runs_dir() / "experiments" / exp.name
     paths = save_csv(result, out)

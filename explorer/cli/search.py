@@ -16,7 +16,6 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
 import threading
 
@@ -28,7 +27,7 @@ from explorer.search.study import METRICS, SAMPLERS, SearchSpec, base_settings, 
 from explorer.search.trial import PRUNERS
 from explorer.tasks import TASK_PRESETS, own_data
 
-from .common import Progress, UsageError, own_file
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -150,14 +149,9 @@ def run_command(args: argparse.Namespace) -> int:
     executor = executor_for(args)
     stop, bar = threading.Event(), _Bar(spec.trials)
     try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
+        with on_ctrl_c(stop.set):
+            outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         bar.close()
     if args.json:
         keep = ("number", "params", "value", "state", "worker", "seconds", "run", "error")

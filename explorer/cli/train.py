@@ -7,10 +7,11 @@ the current step and the run is still saved (exit code 130).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
-import signal
 import sys
+import threading
 from pathlib import Path
 
 from explorer.checkpoints import CheckpointError
@@ -22,7 +23,7 @@ from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data
 from explorer.train_config import SCHEDULES, TrainConfig
 from explorer.training import StepMetrics, new_state, train_steps
 
-from .common import Progress, UsageError, own_file
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 # ---------------------------------------------------------------------------------------------
 # train
@@ -133,25 +134,18 @@ def _show(progress: Progress, rec: StepMetrics, total: int, force: bool = False)
 
 def _train_until_interrupted(model, task, train_cfg, state) -> bool:
     """Train with a progress line; the first Ctrl-C ends after the current step. True if interrupted."""
-    stop = []
+    stop, progress, total = threading.Event(), Progress(every=5.0), train_cfg.steps
     try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
-    except ValueError:  # not the main thread: Ctrl-C cannot be caught here
-        previous = None
-    progress, steps = Progress(every=5.0), train_steps(model, task, train_cfg, state)
-    try:
-        for rec in steps:
-            _show(progress, rec, train_cfg.steps)
-            if stop:
-                break
+        with on_ctrl_c(stop.set), contextlib.closing(train_steps(model, task, train_cfg, state)) as steps:
+            for rec in steps:
+                _show(progress, rec, total)
+                if stop.is_set():
+                    break
     finally:
-        steps.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         if state.history:
-            _show(progress, state.history[-1], train_cfg.steps, force=True)
+            _show(progress, state.history[-1], total, force=True)
         progress.close()
-    return bool(stop)
+    return stop.is_set()
 
 
 def _summary(history: list[StepMetrics]) -> str:
