@@ -28,9 +28,9 @@ from explorer.interpret.geometry import embedding_geometry
 from explorer.interpret.lens import logit_lens
 from explorer.interpret.over_training import heads_over_training, replay_snapshots
 from explorer.interpret.patching import make_pair, patch
-from explorer.interpret.source import load_model
 from explorer.interpret.stored import STORED_N, store
 from explorer.pretrain import KERNELS
+from explorer.subject import load_model
 
 from .common import UsageError
 
