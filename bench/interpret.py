@@ -36,6 +36,7 @@ from explorer import interpret, views_data  # noqa: E402
 from explorer.interpret.lens import readouts  # noqa: E402
 from explorer.interpret.parts import example_inputs, output_logits  # noqa: E402
 from explorer.interpret.stored import stored  # noqa: E402
+from explorer.subject import load_model  # noqa: E402
 
 MODELS = ("reversal-fast", "order-pe", "char-lm")
 
@@ -53,7 +54,7 @@ def interleaved(fns: dict, repeats: int) -> dict:
 
 
 def ablation(name: str, repeats: int, n: int) -> str:
-    model, task = interpret.load_model(name)
+    model, task = load_model(name)
     private = copy.deepcopy(model).eval()
     heads = [p for p in interpret.parts(model) if p.head is not None]
     got = interleaved({"passes": lambda: [interpret.metrics(private, task, n) for _ in heads],
@@ -66,7 +67,7 @@ def ablation(name: str, repeats: int, n: int) -> str:
 
 
 def lens(name: str, repeats: int) -> str:
-    model, task = interpret.load_model(name)
+    model, task = load_model(name)
     private = copy.deepcopy(model).eval()
     inp = example_inputs(task, 0)
     src, _ = task.example("val", 0)

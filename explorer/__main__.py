@@ -1,4 +1,4 @@
-"""`python -m explorer COMMAND ...`: see explorer/cli.py."""
+"""`python -m explorer COMMAND ...`: see explorer/cli/ (the parser: explorer/cli/main.py)."""
 
 import sys
 

@@ -1,7 +1,8 @@
 """What a report or an exported figure is about: a model with its task, recipe, history and snapshots.
 
 `open_subject(name)` finds a shipped model (pretrained/) or a saved run (runs/) by name; the app builds
-one from a model it holds (`Subject(...)`). Nothing here draws.
+one from a model it holds (`Subject(...)`); `load_model(name)` is its model and task alone (the interpret
+command's, a notebook's). Nothing here draws.
 """
 
 from __future__ import annotations
@@ -81,4 +82,11 @@ def open_subject(name: str) -> Subject:
         raise ValueError(str(e)) from None
 
 
-__all__ = ["Subject", "names", "open_subject", "from_job", "FINAL_COLUMNS"]
+def load_model(name: str) -> tuple[nn.Module, Task]:
+    """(model in eval mode, its task) of a shipped model or a saved run, found as `open_subject` finds it.
+    ValueError names the shipped models and saved runs there are."""
+    subject = open_subject(name)
+    return subject.model, subject.task
+
+
+__all__ = ["Subject", "names", "open_subject", "load_model", "from_job", "FINAL_COLUMNS"]

@@ -10,8 +10,7 @@ import math
 import streamlit as st
 
 from explorer.config import POS_ENCODINGS
-from explorer.experiments import Experiment, refusal_of
-from explorer.experiments.cli import parse_values, takes_own_data
+from explorer.experiments import Experiment, parse_values, refusal_of, takes_own_data
 from explorer.experiments.sweep import AXES
 from explorer.tasks import TASK_PRESETS, own_data
 from ui import own_data as own_upload

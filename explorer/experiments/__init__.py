@@ -8,7 +8,7 @@
     result.table, result.figures, result.verdict, result.holds
 
 Registry
-    EXPERIMENTS: dict name -> Experiment, in the order a page should list them. An Experiment has
+    EXPERIMENTS (`registry`): dict name -> Experiment, in the order a page should list them. An Experiment has
     `name`, `title`, `question` (one sentence), `prediction` (what the seed claims), `source` (where in
     the seeds), `params` (a frozen dataclass type; its defaults are the default budget, about a minute or
     two on one core), `tiny` (a params instance that runs in seconds) and `make_params(overrides, tiny)`.
@@ -52,30 +52,18 @@ Work cap
     is over it, else None; run() and run_cached() raise ValueError with that line.
 
 Also: `save_csv(result, folder)` writes table.csv, samples.csv, curves.csv, extra-*.csv and result.json;
-`load_result(folder)` reads them back; the CLI is `python -m explorer experiment NAME` (see .cli).
+`load_result(folder)` reads them back; `own_data_experiments()` names those that take a teacher's pairs;
+`parse_values("16, 32")` reads a tuple parameter as the page and the command line take it (`params`).
+The CLI is `python -m explorer experiment NAME` (explorer/cli/experiment.py).
 """
 
 from __future__ import annotations
 
 from explorer.evidence import MIN_SEEDS, Claim, Evidence
 
-from . import (
-    alignment,
-    attn_scale,
-    beam,
-    d_head,
-    heads,
-    label_smoothing,
-    length,
-    lm_length,
-    norm,
-    pe_order,
-    pe_types,
-    residuals,
-    scan,
-    sweep,
-)
 from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
+from .params import auto_value, parse_values, takes_own_data
+from .registry import EXPERIMENTS, own_data_experiments
 from .runner import (
     CODE_VERSION,
     MAX_WORK,
@@ -91,11 +79,8 @@ from .runner import (
 )
 from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
-EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
-    pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
-    d_head, scan, sweep)}
-
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",
            "CODE_VERSION", "SweepExecutor", "ProcessExecutor", "SerialExecutor", "Evidence", "Claim", "MIN_SEEDS",
-           "MAX_WORK", "work_units", "refusal_of"]
+           "MAX_WORK", "work_units", "refusal_of", "own_data_experiments", "takes_own_data", "parse_values",
+           "auto_value"]

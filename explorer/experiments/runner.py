@@ -40,6 +40,7 @@ from explorer.limits import check_values
 from explorer.runs import runs_dir
 
 from .base import Context, Experiment, ProgressFn, Result, Stopped
+from .registry import EXPERIMENTS
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
 MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)
@@ -54,8 +55,6 @@ _FRAMES = ("table", "samples", "curves")
 
 
 def experiment(name: str) -> Experiment:
-    from . import EXPERIMENTS  # the registry imports this module
-
     if name not in EXPERIMENTS:
         raise ValueError(f"no experiment named {name!r}; choose one of {', '.join(EXPERIMENTS)}")
     return EXPERIMENTS[name]

@@ -2,7 +2,8 @@
 its heads grew. No Streamlit; usable from a notebook, the CLI (`python -m explorer interpret ...`) and the
 app's "Inside the model" page.
 
-    from explorer.interpret import load_model, ablate, logit_lens, make_pair, patch, embedding_geometry
+    from explorer.interpret import ablate, logit_lens, make_pair, patch, embedding_geometry
+    from explorer.subject import load_model
     model, task = load_model("reversal-fast")          # a shipped model or a saved run
     table = ablate(model, task, mode="zero")           # DataFrame: kind, layer, head, exact, token_acc, loss, drops
     table.attrs["baseline"]                            # the intact model's metrics
@@ -27,9 +28,8 @@ from .lens import Lens, lens_of, logit_lens
 from .over_training import heads_over_training, specialised_at
 from .parts import FFN_KINDS, Part, parts
 from .patching import Pair, every_head, grid, make_pair, patch, patched_logits
-from .source import load_model
 
 __all__ = ["ABLATION_COLUMNS", "FFN_KINDS", "Lens", "METRICS", "MODES", "Pair", "Part", "Projection", "ablate",
            "cosine", "embedding_geometry", "every_head", "grid", "heads_grid", "heads_over_training", "knocked_out",
-           "lens_of", "load_model", "logit_lens", "make_pair", "metrics", "parts", "patch", "patched_logits", "pca",
+           "lens_of", "logit_lens", "make_pair", "metrics", "parts", "patch", "patched_logits", "pca",
            "specialised_at", "val_means", "without"]

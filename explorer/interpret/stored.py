@@ -16,9 +16,9 @@ import pandas as pd
 from torch import nn
 
 from .. import checkpoints
+from ..subject import load_model
 from ..views_data import fingerprint
 from .ablation import MODES, ablate, table_of
-from .source import load_model
 
 STORED_N = 200   # validation examples of a stored table: the page's count (ui.inside.N_EXAMPLES)
 

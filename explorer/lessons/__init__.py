@@ -8,7 +8,7 @@ the class answers before the measurement is shown.
 
 The lesson ids (`ch2`, `lesson46`, `module6`) are part of every shared link: never rename one.
 `python -m explorer lessons` lists the questions and whether their results are stored; `--build`
-computes the missing ones into pretrained/experiments/ (see .cli).
+computes the missing ones into pretrained/experiments/ (explorer/cli/lessons.py).
 """
 
 from __future__ import annotations

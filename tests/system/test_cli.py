@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from explorer import budget, cli
+from explorer import budget
 from explorer.cli import COMMANDS, main
+from explorer.cli import train as cli
 from explorer.runs import list_runs, load_run
 
 REPO = Path(__file__).resolve().parents[2]

@@ -11,9 +11,8 @@ import json
 
 import pytest
 
-from explorer.experiments import EXPERIMENTS, SerialExecutor, run
+from explorer.experiments import EXPERIMENTS, SerialExecutor, own_data_experiments, run
 from explorer.experiments._seq2seq import seq2seq_task
-from explorer.experiments.cli import own_data_experiments
 from explorer.experiments.runner import CODE_VERSION, cache_key
 from explorer.search.study import SearchSpec
 from explorer.search.trial import configs

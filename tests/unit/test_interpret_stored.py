@@ -10,10 +10,11 @@ import torch
 
 from explorer.checkpoints import pretrained_manifest
 from explorer.evaluation import snapshot
-from explorer.interpret import MODES, Part, ablate, load_model, parts
+from explorer.interpret import MODES, Part, ablate, parts
 from explorer.interpret.over_training import shipped_folder
 from explorer.interpret.stored import STORED_N, stored
 from explorer.snapshots import load_snapshots
+from explorer.subject import load_model
 
 SHIPPED = [e["name"] for e in pretrained_manifest()]
 SAME = dict(rel=1e-5, abs=1e-6)   # json keeps every bit; another CPU's kernels may round a loss otherwise

@@ -22,20 +22,17 @@ import sys
 import pandas as pd
 import torch
 
-from ..checkpoints import pretrained_manifest
-from .ablation import MODES, ablate
-from .geometry import embedding_geometry
-from .lens import logit_lens
-from .over_training import heads_over_training, replay_snapshots
-from .patching import make_pair, patch
-from .source import load_model
-from .stored import STORED_N, store
+from explorer.checkpoints import pretrained_manifest
+from explorer.interpret.ablation import MODES, ablate
+from explorer.interpret.geometry import embedding_geometry
+from explorer.interpret.lens import logit_lens
+from explorer.interpret.over_training import heads_over_training, replay_snapshots
+from explorer.interpret.patching import make_pair, patch
+from explorer.interpret.stored import STORED_N, store
+from explorer.pretrain import KERNELS
+from explorer.subject import load_model
 
-
-def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
-    from explorer.cli import UsageError as usage  # explorer.cli imports this module
-
-    return usage(message)
+from .common import UsageError
 
 
 def _clean(value):
@@ -134,8 +131,6 @@ def _snapshots(args) -> dict | int:
 def _with_kernels(argv: list[str]) -> int | None:
     """Run again in a child process with the kernels the shipped weights were built with (explorer.pretrain:
     they act only when set before PyTorch starts); its exit code, or None when they are set already."""
-    from ..pretrain import KERNELS
-
     if all(os.environ.get(k) == v for k, v in KERNELS.items()):
         return None
     return subprocess.run([sys.executable, "-m", "explorer", *argv], env={**os.environ, **KERNELS},

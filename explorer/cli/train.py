@@ -1,48 +1,29 @@
-"""Command line: `python -m explorer train --task reversal-fast --d-model 64 --steps 500 --name r1`.
-
-Subcommands live in COMMANDS (name -> Command); a new one adds an entry with its own argument
-setup and run function. A run function returns the exit code; bad input raises UsageError, which prints
-the message and exits with 2.
+"""`python -m explorer train --task reversal-fast --d-model 64 --steps 500 --name r1` and `resume NAME
+[--more N]`: train a model (on a task preset, or a teacher's --data / --text file) and save the run, or
+continue a saved run exactly where it stopped. A progress line goes to stderr; the first Ctrl-C ends after
+the current step and the run is still saved (exit code 130).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import math
-import signal
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass
+import threading
 from pathlib import Path
 
-from . import export_cli
-from .checkpoints import CheckpointError
-from .config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
-from .experiments import cli as experiments_cli
-from .interpret import cli as interpret_cli
-from .lessons import cli as lessons_cli
-from .limits import check_run
-from .model import build_model
-from .pretrain import add_pretrain_arguments, run_pretrain
-from .runs import open_for_resume, safe_name, save_run
-from .search import cli as search_cli
-from .tasks import TASK_PRESETS, TaskConfig, make_task, own_data
-from .train_config import SCHEDULES, TrainConfig
-from .training import StepMetrics, new_state, train_steps
+from explorer.checkpoints import CheckpointError
+from explorer.config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
+from explorer.limits import check_run
+from explorer.model import build_model
+from explorer.runs import open_for_resume, safe_name, save_run
+from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data
+from explorer.train_config import SCHEDULES, TrainConfig
+from explorer.training import StepMetrics, new_state, train_steps
 
-
-class UsageError(Exception):
-    """Bad input from the command line: shown as one line, exit code 2, no traceback."""
-
-
-@dataclass(frozen=True)
-class Command:
-    help: str
-    add_arguments: Callable[[argparse.ArgumentParser], None]
-    run: Callable[[argparse.Namespace], int]
-
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 # ---------------------------------------------------------------------------------------------
 # train
@@ -137,68 +118,34 @@ def own_task_config(args: argparse.Namespace) -> TaskConfig | None:
     return own_file(path, own_data.pairs_config if args.data else own_data.text_config, args.task_seed or 0)
 
 
-def own_file(path: str, make=own_data.pairs_config, seed: int = 0) -> TaskConfig:
-    """The checked TaskConfig of a teacher's file (`make`: pairs or text); UsageError names the file, line
-    and reason."""
-    try:
-        return make(own_data.read_file(path), seed=seed)
-    except OSError as e:
-        raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
-    except ValueError as e:
-        raise UsageError(f"{path}: {e}") from None
-
-
-class Progress:
-    """One status line on stderr, rewritten in place at most ten times a second (on a terminal;
-    elsewhere, e.g. a log file, one plain line every few seconds)."""
-
-    def __init__(self, total: int, stream=None) -> None:
-        self.total, self.stream, self.last, self.width = total, stream or sys.stderr, 0.0, 0
-        self.tty = self.stream.isatty()
-
-    def update(self, rec: StepMetrics, force: bool = False) -> None:
-        now = time.monotonic()
-        if not force and now - self.last < (0.1 if self.tty else 5.0):
-            return
-        self.last = now
-        rate = rec.step / rec.elapsed if rec.elapsed > 0 else 0.0
-        eta = (self.total - rec.step) / rate if rate else math.inf
-        eta_text = f"{eta:.0f}s" if math.isfinite(eta) else "?"
-        line = (f"step {rec.step}/{self.total}  loss {rec.loss:.4f}  acc {rec.token_acc:.3f}  "
-                f"{rate:.1f} steps/s  ETA {eta_text}")
-        if rec.val_exact is not None:
-            line += f"  val_exact {rec.val_exact:.3f}"
-        self.stream.write("\r" + line.ljust(self.width) if self.tty else line + "\n")
-        self.stream.flush()
-        self.width = len(line) if self.tty else 0
-
-    def close(self) -> None:
-        if self.width:
-            self.stream.write("\n")
-            self.stream.flush()
+def _show(progress: Progress, rec: StepMetrics, total: int, force: bool = False) -> None:
+    """The training line: step, loss, accuracy, rate and ETA (val_exact once measured)."""
+    if not progress.due(force):
+        return
+    rate = rec.step / rec.elapsed if rec.elapsed > 0 else 0.0
+    eta = (total - rec.step) / rate if rate else math.inf
+    eta_text = f"{eta:.0f}s" if math.isfinite(eta) else "?"
+    line = (f"step {rec.step}/{total}  loss {rec.loss:.4f}  acc {rec.token_acc:.3f}  "
+            f"{rate:.1f} steps/s  ETA {eta_text}")
+    if rec.val_exact is not None:
+        line += f"  val_exact {rec.val_exact:.3f}"
+    progress.write(line)
 
 
 def _train_until_interrupted(model, task, train_cfg, state) -> bool:
     """Train with a progress line; the first Ctrl-C ends after the current step. True if interrupted."""
-    stop = []
+    stop, progress, total = threading.Event(), Progress(every=5.0), train_cfg.steps
     try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.append(True))
-    except ValueError:  # not the main thread: Ctrl-C cannot be caught here
-        previous = None
-    progress, steps = Progress(train_cfg.steps), train_steps(model, task, train_cfg, state)
-    try:
-        for rec in steps:
-            progress.update(rec)
-            if stop:
-                break
+        with on_ctrl_c(stop.set), contextlib.closing(train_steps(model, task, train_cfg, state)) as steps:
+            for rec in steps:
+                _show(progress, rec, total)
+                if stop.is_set():
+                    break
     finally:
-        steps.close()
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         if state.history:
-            progress.update(state.history[-1], force=True)
+            _show(progress, state.history[-1], total, force=True)
         progress.close()
-    return bool(stop)
+    return stop.is_set()
 
 
 def _summary(history: list[StepMetrics]) -> str:
@@ -276,46 +223,3 @@ def run_resume(args: argparse.Namespace) -> int:
     print(_summary(state.history))
     print(f"saved as run '{info.name}'")
     return 130 if interrupted else 0
-
-
-COMMANDS: dict[str, Command] = {
-    "train": Command("train a model on a toy task and save the run", add_train_arguments, run_train),
-    "resume": Command("continue a saved run exactly where it stopped; it is saved as a new run", add_resume_arguments,
-                      run_resume),
-    "pretrain": Command("rebuild the shipped models in pretrained/ from their recipes (deterministic, 1 thread)",
-                        add_pretrain_arguments, run_pretrain),
-    "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",
-                          experiments_cli.add_arguments, experiments_cli.run_command),
-    "search": Command("an Optuna study over model and training settings; trials in processes or on a Ray cluster",
-                      search_cli.add_arguments, search_cli.run_command),
-    "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
-                       lessons_cli.add_arguments, lessons_cli.run_command),
-    "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "
-                         "training", interpret_cli.add_arguments, interpret_cli.run_command),
-    "report": Command("write a report of a shipped model or a run: one self-contained HTML file that opens offline",
-                      export_cli.add_report_arguments, export_cli.run_report),
-    "figure": Command("export one of the app's figures as PNG or SVG for slides (the time-lapse also as GIF)",
-                      export_cli.add_figure_arguments, export_cli.run_figure),
-}
-
-
-def build_parser() -> argparse.ArgumentParser:
-    script = Path(sys.argv[0]).name == "explorer"  # the console script of `pip install .`
-    parser = argparse.ArgumentParser(prog="explorer" if script else "python -m explorer",
-                                     description="Transformer Explorer")
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, cmd in COMMANDS.items():
-        p = sub.add_parser(name, help=cmd.help, description=cmd.help)
-        cmd.add_arguments(p)
-        p.set_defaults(run=cmd.run)
-    return parser
-
-
-def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
-    try:
-        return args.run(args)
-    except UsageError as e:
-        print(f"{parser.prog} {args.command}: error: {e}", file=sys.stderr)
-        return 2

@@ -16,25 +16,18 @@ import argparse
 import json
 import math
 import os
-import signal
 import sys
 import threading
 
-from explorer.experiments.cli import _Progress as StatusLine
+from explorer.search.driver import run_search
+from explorer.search.executors import ProcessExecutor, SerialExecutor
+from explorer.search.ray_cluster import RayExecutor, RayUnavailable
+from explorer.search.space import FIELDS, parse_space, parse_value
+from explorer.search.study import METRICS, SAMPLERS, SearchSpec, base_settings, best, counts, open_study
+from explorer.search.trial import PRUNERS
 from explorer.tasks import TASK_PRESETS, own_data
 
-from .driver import run_search
-from .executors import ProcessExecutor, SerialExecutor
-from .space import FIELDS, parse_space, parse_value
-from .study import METRICS, SAMPLERS, SearchSpec, base_settings, best, counts, open_study
-from .trial import PRUNERS
-
-
-def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
-    """explorer.cli's UsageError (one line, exit code 2), imported late: explorer.cli imports this module."""
-    from explorer.cli import UsageError as usage
-
-    return usage(message)
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -65,8 +58,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 def executor_for(args: argparse.Namespace):
     if args.ray:
-        from .ray_cluster import RayExecutor, RayUnavailable
-
         try:
             return RayExecutor(args.ray)
         except RayUnavailable as err:
@@ -78,11 +69,11 @@ def executor_for(args: argparse.Namespace):
 
 
 class _Bar:
-    """`[#####.....] 5/8 trials · best 0.93 · 2 running` on stderr, in place on a terminal (the experiment
-    command's status line)."""
+    """`[#####.....] 5/8 trials · best 0.93 · 2 running` on stderr, in place on a terminal (the status line
+    of common.Progress, as the experiment command's)."""
 
     def __init__(self, total: int, stream=None) -> None:
-        self.total, self.line = total, StatusLine(stream)
+        self.total, self.line = total, Progress(stream)
 
     def __call__(self, study) -> None:
         done, running = counts(study)
@@ -117,8 +108,6 @@ def task_of(args: argparse.Namespace) -> tuple[str, str]:
         return args.task or "reversal-fast", ""
     if args.task:
         raise UsageError("give --task or --data, not both: the file is the task")
-    from explorer.cli import own_file
-
     return own_data.OWN, own_file(args.data).text
 
 
@@ -160,14 +149,9 @@ def run_command(args: argparse.Namespace) -> int:
     executor = executor_for(args)
     stop, bar = threading.Event(), _Bar(spec.trials)
     try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
+        with on_ctrl_c(stop.set):
+            outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
         bar.close()
     if args.json:
         keep = ("number", "params", "value", "state", "worker", "seconds", "run", "error")

@@ -1,7 +1,7 @@
 """The CLI's export commands: `report NAME --out FILE.html` and `figure KIND --model NAME --out FILE.png`.
 
 Bad input (an unknown kind or name, an unwritable path, a run without snapshots for the time-lapse)
-raises cli.UsageError: one line on stderr, exit status 2.
+raises UsageError: one line on stderr, exit status 2.
 """
 
 from __future__ import annotations
@@ -9,15 +9,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from .figure_kinds import KINDS, build_figure
-from .images import FORMATS, ImageExportError, write_image
-from .report import build_report
-from .subject import Subject, open_subject
+from explorer.figure_kinds import KINDS, build_figure
+from explorer.images import FORMATS, ImageExportError, write_image
+from explorer.report import build_report
+from explorer.subject import Subject, open_subject
 
-
-def _usage(message: str) -> Exception:
-    from .cli import UsageError  # cli imports this module: resolved at call time
-    return UsageError(message)
+from .common import UsageError
 
 
 def _add_common(p: argparse.ArgumentParser, out_help: str) -> None:
@@ -40,15 +37,15 @@ def _writable(out: str, suffixes: tuple[str, ...]) -> Path:
     """The output path, refused before any work if it cannot be written (the file is not left behind)."""
     path = Path(out)
     if path.suffix.lower().lstrip(".") not in suffixes:
-        raise _usage(f"--out {out!r} must end in {' or '.join('.' + s for s in suffixes)}")
+        raise UsageError(f"--out {out!r} must end in {' or '.join('.' + s for s in suffixes)}")
     if path.is_dir():
-        raise _usage(f"--out {out!r} is a folder; give a file name")
+        raise UsageError(f"--out {out!r} is a folder; give a file name")
     existed = path.exists()
     try:
         with open(path, "ab"):
             pass
     except OSError as e:
-        raise _usage(f"cannot write --out {out!r}: {e.strerror or e}") from None
+        raise UsageError(f"cannot write --out {out!r}: {e.strerror or e}") from None
     if not existed:
         path.unlink()
     return path
@@ -56,14 +53,14 @@ def _writable(out: str, suffixes: tuple[str, ...]) -> Path:
 
 def _subject(name: str, example: str) -> tuple[Subject, int]:
     if not example.isdigit():
-        raise _usage(f"--example {example!r} must be a whole number >= 0")
+        raise UsageError(f"--example {example!r} must be a whole number >= 0")
     try:
         s = open_subject(name)
     except ValueError as e:
-        raise _usage(str(e)) from None
+        raise UsageError(str(e)) from None
     n = len(s.task.val)
     if int(example) >= n:
-        raise _usage(f"--example {example} is out of range: {name!r} has validation examples 0 to {n - 1}")
+        raise UsageError(f"--example {example} is out of range: {name!r} has validation examples 0 to {n - 1}")
     return s, int(example)
 
 
@@ -77,16 +74,16 @@ def run_report(args: argparse.Namespace) -> int:
 
 def run_figure(args: argparse.Namespace) -> int:
     if args.kind not in KINDS:
-        raise _usage(f"unknown figure kind {args.kind!r}; choose one of {', '.join(KINDS)}")
+        raise UsageError(f"unknown figure kind {args.kind!r}; choose one of {', '.join(KINDS)}")
     out = _writable(args.out, FORMATS)
     if out.suffix.lower() == ".gif" and args.kind != "timelapse":
-        raise _usage(f"only the timelapse animates: write {args.kind!r} as .png or .svg")
+        raise UsageError(f"only the timelapse animates: write {args.kind!r} as .png or .svg")
     s, example = _subject(args.model, args.example)
     try:
         fig = build_figure(args.kind, s, example)
         write_image(fig, out)
     except (ValueError, ImageExportError) as e:
-        raise _usage(str(e)) from None
+        raise UsageError(str(e)) from None
     print(f"{args.kind} of {args.model} written to {out}")
     return 0
 

@@ -12,27 +12,29 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import math
-import signal
 import sys
 import threading
-import time
 from pathlib import Path
 
 import pandas as pd
 
 from explorer.evidence import OPEN, fmt, fmt_interval
+from explorer.experiments import (
+    EXPERIMENTS,
+    ProcessExecutor,
+    Result,
+    SerialExecutor,
+    Stopped,
+    own_data_experiments,
+    parse_values,
+    refusal_of,
+    run_cached,
+    save_csv,
+)
 from explorer.runs import runs_dir
 from explorer.tasks import own_data
 
-from . import EXPERIMENTS, Result, Stopped, refusal_of, run_cached, save_csv
-from .sweep import ProcessExecutor, SerialExecutor
-
-
-def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
-    """explorer.cli's UsageError (one line, exit code 2), imported late: explorer.cli imports this module."""
-    from explorer.cli import UsageError as usage
-
-    return usage(message)
+from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -48,21 +50,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--fresh", action="store_true", help="recompute even if the result is cached")
     p.add_argument("--workers", type=int, metavar="N", help="sweep: worker processes (default: all cores; 1 = "
                                                             "in this process)")
-
-
-def parse_values(text: str) -> tuple:
-    """Comma-separated typed values ("16, 32, 64"), each an int, else a float, else the text itself."""
-    return tuple(auto_value(t.strip()) for t in text.split(",") if t.strip())
-
-
-def auto_value(text: str):
-    """A typed value as an int, else a float, else the text itself."""
-    for convert in (int, float):
-        try:
-            return convert(text)
-        except ValueError:
-            pass
-    return text
 
 
 def parse_value(field: str, default, text: str):
@@ -94,19 +81,8 @@ def overrides(exp, args: argparse.Namespace) -> dict:
         if exp.name not in own_data_experiments():
             raise UsageError(f"--data: experiment {exp.name!r} makes its own data; the experiments that take your "
                              f"pairs are {', '.join(own_data_experiments())}")
-        from explorer.cli import own_file
-
         out.update(task=own_data.OWN, data=own_file(args.data).text)
     return out
-
-
-def own_data_experiments() -> list[str]:
-    """The experiments whose task may be a teacher's pairs (task "pairs", its text in `data`)."""
-    return [name for name, exp in EXPERIMENTS.items() if takes_own_data(exp.params)]
-
-
-def takes_own_data(params: type) -> bool:
-    return getattr(params, "takes_own_data", False)
 
 
 def describe() -> str:
@@ -144,29 +120,6 @@ def format_evidence(result: Result) -> str:
     return "\n".join(["Evidence:", *lines]) if lines else ""
 
 
-class _Progress:
-    """One line on stderr: rewritten in place on a terminal, a plain line every few seconds elsewhere."""
-
-    def __init__(self, stream=None) -> None:
-        self.stream, self.last, self.width = stream or sys.stderr, 0.0, 0
-        self.tty = self.stream.isatty()
-
-    def __call__(self, fraction: float, text: str) -> None:
-        now = time.monotonic()
-        if fraction < 1.0 and now - self.last < (0.1 if self.tty else 3.0):
-            return
-        self.last = now
-        line = f"{100 * fraction:5.1f}%  {text}"
-        self.stream.write("\r" + line.ljust(self.width) if self.tty else line + "\n")
-        self.stream.flush()
-        self.width = len(line) if self.tty else 0
-
-    def close(self) -> None:
-        if self.width:
-            self.stream.write("\n")
-            self.stream.flush()
-
-
 def run_command(args: argparse.Namespace) -> int:
     if args.list:
         print(describe())
@@ -185,23 +138,17 @@ def run_command(args: argparse.Namespace) -> int:
     if args.workers is not None and args.workers < 1:
         raise UsageError(f"--workers {args.workers}: use a whole number >= 1")
     executor = SerialExecutor() if args.workers == 1 else ProcessExecutor(args.workers)
-    stop, progress = threading.Event(), _Progress()
-    try:
-        previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
-    except ValueError:  # not the main thread
-        previous = None
-    try:
-        result = run_cached(exp.name, params, progress, stop, executor=executor, refresh=args.fresh)
-    except Stopped as e:
-        progress.close()
-        print(str(e), file=sys.stderr)
-        return 130
-    except ValueError as e:   # a run over the limits (explorer/limits.py), refused before it trains
-        progress.close()
-        raise UsageError(str(e)) from None
-    finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+    stop, progress = threading.Event(), Progress()
+    with on_ctrl_c(stop.set):
+        try:
+            result = run_cached(exp.name, params, progress, stop, executor=executor, refresh=args.fresh)
+        except Stopped as e:
+            progress.close()
+            print(str(e), file=sys.stderr)
+            return 130
+        except ValueError as e:   # a run over the limits (explorer/limits.py), refused before it trains
+            progress.close()
+            raise UsageError(str(e)) from None
     progress.close()
     out = args.out or runs_dir() / "experiments" / exp.name
     paths = save_csv(result, out)
@@ -216,4 +163,4 @@ def run_command(args: argparse.Namespace) -> int:
     return 130 if result.partial else 0
 
 
-__all__ = ["add_arguments", "run_command", "UsageError", "parse_value", "format_table", "format_evidence"]
+__all__ = ["add_arguments", "run_command", "parse_value", "format_table", "format_evidence"]

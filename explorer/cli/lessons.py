@@ -11,14 +11,9 @@ import shutil
 
 from explorer.experiments import SerialExecutor, Stopped, cache_path, cached, run_cached
 from explorer.experiments.runner import RESULT_FILE
+from explorer.lessons import LESSONS, SHIPPED_RESULTS
 
-from . import LESSONS, SHIPPED_RESULTS
-
-
-def UsageError(message: str) -> Exception:  # noqa: N802 - reads like the exception it builds
-    from explorer.cli import UsageError as usage  # explorer.cli imports this module
-
-    return usage(message)
+from .common import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
