@@ -19,8 +19,8 @@ from explorer.figures.layout import (
     LEGEND_LINE_PX,
     LEGEND_ROW_PX,
     X_LABELS_PX,
-    fit_title,
     figure,
+    fit_title,
     text_px,
 )
 from explorer.figures.results import sweep_heatmap
