@@ -46,8 +46,22 @@ def array(value) -> np.ndarray:
     return np.asarray(value)
 
 
+def _as_read(spec: dict) -> dict:
+    """A chart's spec with its titles as a reader reads them: the lines a long one is broken into
+    (explorer.figures.layout.fit_title) joined again."""
+    title = spec.get("layout", {}).get("title") or {}
+    if "text" in title:
+        title["text"] = title["text"].replace("<br>", " ")
+    for slider in spec.get("layout", {}).get("sliders", ()):
+        for step in slider.get("steps", ()):
+            args = step.get("args") or []
+            if len(args) > 1 and isinstance(args[1], dict) and "title.text" in args[1]:
+                args[1]["title.text"] = args[1]["title.text"].replace("<br>", " ")
+    return spec
+
+
 def figures(at: AppTest) -> list[dict]:
-    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+    return [_as_read(json.loads(el.proto.spec)) for el in at.get("plotly_chart")]
 
 
 def metrics(at: AppTest) -> dict[str, str]:
