@@ -11,6 +11,7 @@ import streamlit as st
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.diagram import DRAWING, is_drawing
 from explorer.figures.layout import TITLE_FIT_PX, fit_title
+from explorer.figures.projector import TITLE_PX
 from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
 from ui import exports, presenter
@@ -51,10 +52,11 @@ def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kw
     at presentation size sit under it (ui/exports.py)."""
     name = exports.slug(fig.layout.title.text or key or "")
     config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
-    styled = presenter.style(fig, fit)
+    shown, present = fig, presenter.on()
+    if not is_drawing(fig):  # a long title in lines a phone's chart holds (a projected chart's column is wider)
+        shown = fit_title(fig, PRESENT_TITLE_FIT_PX if present else TITLE_FIT_PX, TITLE_PX if present else 0)
+    styled = presenter.style(shown, fit)
     drawing = is_drawing(styled)   # at its own size, scrolled sideways in its container if wider
-    if not drawing:  # a long title in lines a phone's chart holds (a projected chart's column is wider)
-        styled = fit_title(styled, PRESENT_TITLE_FIT_PX if presenter.on() else TITLE_FIT_PX)
     with st.container(key=f"{DRAWING}_{key or name}") if drawing else contextlib.nullcontext():
         drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width if drawing else "stretch",
                                 config=presenter.chart_config(config), key=key, **kwargs)

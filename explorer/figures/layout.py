@@ -233,10 +233,11 @@ def _lines(text: str, size: float, width: float) -> list[str]:
     return [text[:cut], *_lines(text[cut + 1:], size, width)]
 
 
-def fit_title(fig: go.Figure, width: float = TITLE_FIT_PX) -> go.Figure:
+def fit_title(fig: go.Figure, width: float = TITLE_FIT_PX, at_least: float = 0) -> go.Figure:
     """`fig`, or a copy whose title (and each title its slider swaps in) breaks onto more lines where one
-    would be wider than `width` px, its top margin grown by a line for each."""
-    size = fig.layout.title.font.size or (fig.layout.font.size or 12) * 1.4  # Plotly's own title size
+    would be wider than `width` px at its size (or `at_least`, the size a restyle will give it), its top
+    margin grown by a line for each."""
+    size = max(at_least, fig.layout.title.font.size or (fig.layout.font.size or 12) * 1.4)  # Plotly's own size
 
     def fit(text: str) -> str:
         return text if "<br>" in text else "<br>".join(_lines(text, size, width))
