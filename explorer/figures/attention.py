@@ -16,6 +16,7 @@ from explorer.figures.layout import (
     as_array,
     as_list,
     cell_outlines,
+    copy_figure,
     figure,
     hline,
     merge,
@@ -103,7 +104,7 @@ def slider_frames(fig: go.Figure) -> list[go.Figure]:
     frames of an animated GIF."""
     out = []
     for i, (_, z, title) in enumerate(_slider_states(fig)):
-        still = go.Figure(fig)
+        still = copy_figure(fig)
         still.data[0].z = z
         still.layout.title.text = title
         still.layout.sliders[0].active = i
@@ -116,7 +117,7 @@ def playable(fig: go.Figure, frame_ms: int = 400) -> go.Figure:
     """A `z_slider` figure whose Play button and slider animate in Plotly itself, with no server behind
     the page (a standalone HTML report): the slider's steps become Plotly frames."""
     states = _slider_states(fig)
-    out = go.Figure(fig)
+    out = copy_figure(fig)
     out.frames = [go.Frame(name=value, data=[go.Heatmap(z=z)], traces=[0], layout=dict(title=dict(text=title)))
                   for value, z, title in states]
     jump = dict(mode="immediate", frame=dict(duration=0, redraw=True), transition=dict(duration=0))

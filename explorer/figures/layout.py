@@ -233,6 +233,13 @@ def _lines(text: str, size: float, width: float) -> list[str]:
     return [text[:cut], *_lines(text[cut + 1:], size, width)]
 
 
+def copy_figure(fig: go.Figure) -> go.Figure:
+    """A copy of `fig`, made by only reading it. `go.Figure(fig)` pops each trace's "type" out of the source
+    while it copies, so two sessions copying one shared (cached) figure at once could see a heatmap without
+    its type: a Scatter with a colorbar, which Plotly rejects (CI, stop 44, a room of eight)."""
+    return go.Figure(fig.to_dict())
+
+
 def fit_title(fig: go.Figure, width: float = TITLE_FIT_PX, at_least: float = 0) -> go.Figure:
     """`fig`, or a copy whose title (and each title its slider swaps in) breaks onto more lines where one
     would be wider than `width` px at its size (or `at_least`, the size a restyle will give it), its top
@@ -248,7 +255,7 @@ def fit_title(fig: go.Figure, width: float = TITLE_FIT_PX, at_least: float = 0) 
     texts = [title, *(s.args[1]["title.text"] for s in steps)]
     if all(fit(t) == t for t in texts):
         return fig
-    out = go.Figure(fig)
+    out = copy_figure(fig)
     for slider in out.layout.sliders or ():
         for step in slider.steps:
             if len(step.args or ()) > 1 and "title.text" in (step.args[1] or {}):
@@ -301,4 +308,5 @@ def pair_customdata(rows, cols) -> np.ndarray:
 __all__ = ["PALETTE", "EXPECTED_COLOUR", "MIN_HEIGHT", "HOUSE", "AXIS", "CATEGORY_AXIS", "COLORBAR_PAD", "COLORBAR",
            "BAR_LINE", "X_LABELS_PX", "AXIS_TITLE_PX", "Y_LABELS_GAP", "LEGEND_ROW_PX", "LEGEND_LINE_PX",
            "LEGEND_ITEM_PX", "PLOT_PX", "LEGEND_BELOW", "as_array", "as_list", "no_template", "merge", "text_px",
-           "figure", "TITLE_FIT_PX", "fit_title", "hline", "token_axis", "cell_outlines", "pair_customdata"]
+           "figure",
+           "copy_figure", "TITLE_FIT_PX", "fit_title", "hline", "token_axis", "cell_outlines", "pair_customdata"]

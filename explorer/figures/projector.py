@@ -10,7 +10,7 @@ from __future__ import annotations
 import plotly.graph_objects as go
 
 from explorer.diagram import DRAWING, MIN_PX_PER_UNIT, sized
-from explorer.figures.layout import _make_room, no_template
+from explorer.figures.layout import _make_room, copy_figure, no_template
 
 # Presenter sizes in px: a projector's 1280 x 720 seen from the back of a room.
 TEXT_PX = 16     # the figure's base font: legends, annotations, hover
@@ -99,7 +99,7 @@ def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
         return fig
     no_template()
     layout = fig.layout.to_plotly_json()
-    out = go.Figure(data=fig.data)  # a copy of the traces, so their colorbars can change
+    out = go.Figure(data=copy_figure(fig).data)  # a copy of the traces, so their colorbars can change
     drawing = (layout.get("meta") or {}).get("kind") == DRAWING   # a diagram: its text is sized to its boxes
     if large and not drawing:   # a drawing's text is sized to its boxes: see _enlarge_drawing
         _enlarge(layout, out.data)

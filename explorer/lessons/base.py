@@ -20,6 +20,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from explorer.experiments import EXPERIMENTS, Result, cached, refusal_of
+from explorer.figures.layout import copy_figure
 
 # Results of the lessons' experiments shipped with the app, so a class sees a reveal at once on a fresh
 # server; rebuilt by `python -m explorer lessons --build` (the live cache under runs/ is read first).
@@ -190,7 +191,7 @@ def result_figure(fig: go.Figure | None) -> go.Figure | None:
     """An experiment's figure for a lesson: a copy whose legend says "the text predicts"."""
     if fig is None:
         return None
-    fig = go.Figure(fig)
+    fig = copy_figure(fig)
     fig.for_each_trace(lambda t: t.update(name=in_students_words(t.name)) if t.name else None)
     return fig
 

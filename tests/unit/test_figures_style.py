@@ -3,6 +3,7 @@ margins made in advance for what each figure puts in them (colorbars, legends, l
 
 from __future__ import annotations
 
+import copy
 import json
 
 import numpy as np
@@ -133,3 +134,33 @@ def test_the_titles_a_slider_swaps_in_break_as_the_first_one_does():
     swapped = [s.args[1]["title.text"] for s in fitted.layout.sliders[0].steps]
     assert fitted.layout.title.text == swapped[0] and all("<br>" in t for t in swapped)
     assert [t.replace("<br>", " ") for t in swapped] == titles
+
+
+class _Shared(dict):
+    """A trace's properties in a figure every session shares: read, never changed, not even for a moment."""
+
+    def pop(self, *args):
+        raise AssertionError(f"a shared figure's trace lost {args[0]!r} while being copied")
+
+    def __delitem__(self, key):
+        raise AssertionError(f"a shared figure's trace lost {key!r} while being copied")
+
+    def __deepcopy__(self, memo):  # a copy is the copier's own, a plain dict
+        return copy.deepcopy(dict(self), memo)
+
+
+def test_a_shared_figure_is_copied_by_reading_it_only():
+    # go.Figure(fig) pops each trace's "type" out of fig for a moment: a room's sessions copying one cached
+    # lesson figure at once then saw a heatmap as a Scatter with a colorbar, and a student's step failed.
+    from explorer.figures.attention import playable, slider_frames
+    from explorer.figures.layout import copy_figure
+    from explorer.figures.projector import for_projector
+    from explorer.lessons.base import result_figure
+    title = "layer 0 head 0: attention of the last input over a fairly long sequence, step 0"
+    fig = attention_heatmap(_pattern(), TOKS, TOKS, title=title,
+                            slider=z_slider(["0", "1"], [_pattern(), _pattern()], [title, title + "!"]))
+    fig._data[:] = [_Shared(trace) for trace in fig._data]
+    before = fig.to_json()
+    copies = [copy_figure(fig), fit_title(fig, 300), for_projector(fig, dark=True), result_figure(fig),
+              *slider_frames(fig), playable(fig)]
+    assert all(c.data[0].type == "heatmap" for c in copies) and fig.to_json() == before
