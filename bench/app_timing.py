@@ -192,7 +192,7 @@ def lesson_steps(page, url: str, repeats: int, times: dict) -> None:
 
 def live_training(page, url: str, runs: Path, steps: int):
     """Train the Train page's default run through the browser; returns (its saved RunInfo, steps/s)."""
-    from explorer import runs as runs_module
+    from explorer.store import runs as runs_module
 
     os.environ["EXPLORER_RUNS_DIR"] = str(runs)
     before = len(runs_module.list_runs())

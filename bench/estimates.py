@@ -2,7 +2,7 @@
 
     python bench/estimates.py [--runs 8] [--threads 1]
 
-For a spread of tasks and model sizes: the estimate (explorer.budget, a probe of a few steps on this
+For a spread of tasks and model sizes: the estimate (explorer.jobs.budget, a probe of a few steps on this
 machine) against the measured time of the whole headless run with the Train page's settings (its
 evaluation and snapshot cadence), and their ratio. The goal is every ratio within 1/1.5 .. 1.5.
 """
@@ -16,8 +16,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from explorer import budget  # noqa: E402
 from explorer.config import ModelConfig  # noqa: E402
+from explorer.jobs import budget  # noqa: E402
 from explorer.model import build_model  # noqa: E402
 from explorer.tasks import ARCH_FOR_KIND, make_task  # noqa: E402
 from explorer.train_config import TrainConfig  # noqa: E402

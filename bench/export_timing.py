@@ -7,7 +7,7 @@ buttons on every rerun.
    snapshots, and its size (plotly.js inline is most of it).
 2. Images: kaleido's browser start, then one PNG (2x) and one SVG of the attention mosaic, rendered in
    that browser; the first and the second PNG export of a process through the app's path (one browser kept
-   alive, explorer.image_browser) against the one-shot path (a browser started for each export, as before
+   alive, explorer.export.browser) against the one-shot path (a browser started for each export, as before
    issue 26), interleaved in each repeat; a GIF of the tests' 3-snapshot time-lapse; and
    `python -m explorer figure attention ... .png` end to end (a fresh process: imports, model, browser).
 3. Buttons: a rerun of the Attention page under AppTest with the PNG / SVG buttons under its charts,
@@ -43,8 +43,8 @@ def _median(fn, repeats: int) -> tuple[float, list[float]]:
 
 
 def report(repeats: int) -> None:
-    from explorer.report import build_report
-    from explorer.subject import open_subject
+    from explorer.export.report import build_report
+    from explorer.store.subject import open_subject
     from tests.export_run import save_tiny_run
 
     save_tiny_run("bench-lapse")
@@ -59,10 +59,10 @@ def report(repeats: int) -> None:
 def images(repeats: int) -> None:
     import kaleido
 
-    from explorer import image_browser
-    from explorer.figure_kinds import build_figure
-    from explorer.images import browser_path, gif_bytes, size
-    from explorer.subject import open_subject
+    from explorer.export import browser
+    from explorer.export.images import browser_path, gif_bytes, size
+    from explorer.export.kinds import build_figure
+    from explorer.store.subject import open_subject
 
     fig = build_figure("attention", open_subject("reversal-fast"))
     width, height = size(fig)
@@ -82,7 +82,7 @@ def images(repeats: int) -> None:
         print(f"kaleido {what:14s} {statistics.median(r[i] for r in rows):6.2f} s (n={repeats})")
     kept_vs_oneshot(fig, repeats)
     lapse = build_figure("timelapse", open_subject("bench-lapse"))
-    image_browser.stop()                                   # the GIF's figure includes the browser's start
+    browser.stop()                                   # the GIF's figure includes the browser's start
     med, _ = _median(lambda: gif_bytes(lapse), 1)
     print(f"GIF of {len(lapse.layout.sliders[0].steps)} snapshots   {med:6.2f} s (browser start included)")
     with tempfile.TemporaryDirectory() as tmp:
@@ -97,8 +97,8 @@ def kept_vs_oneshot(fig, repeats: int) -> None:
     started for each export (the one-shot path before issue 26), the two interleaved in every repeat."""
     import kaleido
 
-    from explorer import image_browser
-    from explorer.images import PNG_SCALE, browser_path, image_bytes, size
+    from explorer.export import browser
+    from explorer.export.images import PNG_SCALE, browser_path, image_bytes, size
 
     width, height = size(fig)
 
@@ -114,9 +114,9 @@ def kept_vs_oneshot(fig, repeats: int) -> None:
     rows = {"one-shot": [], "kept": []}
     for _ in range(repeats):
         rows["one-shot"].append((timed(lambda: asyncio.run(oneshot())), timed(lambda: asyncio.run(oneshot()))))
-        image_browser.stop()                                   # a process's first export: no browser yet
+        browser.stop()                                   # a process's first export: no browser yet
         rows["kept"].append((timed(lambda: image_bytes(fig, "png")), timed(lambda: image_bytes(fig, "png"))))
-    image_browser.stop()
+    browser.stop()
     for path, times in rows.items():
         first, second = (statistics.median(t[i] for t in times) for i in (0, 1))
         spread = ", ".join(f"{a:.2f}/{b:.2f}" for a, b in times)

@@ -7,7 +7,7 @@
    examples, one batch each). The issue's budget: at most 1.3x. Also the page's whole table (every head,
    sublayer and FFN) computed, and read from pretrained/ablation/ (`interpret.stored`), its first view.
 2. Logit lens: `lens_of` on one validation example against the model's own output on it
-   (`views_data.output_distribution`); both make a private copy of the model first, as the page's do. Budget 2x.
+   (`views.output_distribution`); both make a private copy of the model first, as the page's do. Budget 2x.
    Also without the copies: the lens's forward pass and readouts against a bare forward pass.
 3. The page: the script time of a rerun of each view of Inside the model once its caches are warm, against a
    rerun of the Attention page (whose view changes take ~0.2-0.5 s in the browser: bench/README.md,
@@ -32,11 +32,12 @@ sys.path.insert(0, str(ROOT))
 
 import torch  # noqa: E402
 
-from explorer import interpret, views_data  # noqa: E402
+from explorer import interpret  # noqa: E402
+from explorer.analysis import views  # noqa: E402
 from explorer.interpret.lens import readouts  # noqa: E402
 from explorer.interpret.parts import example_inputs, output_logits  # noqa: E402
 from explorer.interpret.stored import stored  # noqa: E402
-from explorer.subject import load_model  # noqa: E402
+from explorer.store.subject import load_model  # noqa: E402
 
 MODELS = ("reversal-fast", "order-pe", "char-lm")
 
@@ -77,7 +78,7 @@ def lens(name: str, repeats: int) -> str:
     def forward():
         with torch.inference_mode():
             output_logits(private, task, inp.args)
-    got = interleaved({"output": lambda: views_data.output_distribution(model, task, src, tgt_in),
+    got = interleaved({"output": lambda: views.output_distribution(model, task, src, tgt_in),
                        "lens": lambda: interpret.lens_of(model, task, inp, vocab),
                        "forward": forward, "readouts": lambda: readouts(private, task, inp)}, repeats * 10)
     return (f"{name:14s} output {got['output'] * 1000:6.2f} ms  lens {got['lens'] * 1000:6.2f} ms  ratio "
@@ -107,12 +108,12 @@ def page(repeats: int) -> list[str]:
         at.switch_page("pages/attention.py").run()
         attention = timed(at)
         at.switch_page("pages/inside.py").run()
-        views = {}
+        timings = {}
         for view in inside.VIEWS:
             at.segmented_control(key=inside.VIEW).set_value(view).run()     # fills the caches
-            views[view] = timed(at)
+            timings[view] = timed(at)
         lines.append(f"{name:14s} Attention rerun {attention * 1000:5.0f} ms; Inside the model, cached: " +
-                     ", ".join(f"{v} {t * 1000:.0f} ms" for v, t in views.items()))
+                     ", ".join(f"{v} {t * 1000:.0f} ms" for v, t in timings.items()))
     return lines
 
 

@@ -3,7 +3,7 @@
     python bench/room_follow.py [--students 30] [--moves 8] [--training 2] [--nice 10,0] [--pairs 2]
 
 One `streamlit run app.py` per setting of EXPLORER_JOB_NICE (the training jobs' CPU priority,
-explorer/slots.py), in turn, `--pairs` times (A B A B: a shared machine's load drifts). Each server gets
+explorer/jobs/slots.py), in turn, `--pairs` times (A B A B: a shared machine's load drifts). Each server gets
 `--training` protocol tabs that start a run on the Train page, then `--students` protocol students
 (bench/room_client.py) on `lessons?room=CODE`; the teacher moves the room through the library
 (`Rooms.move`, what the teacher's Next writes) every 3 s through module6's steps 2-4. Measured per

@@ -268,7 +268,7 @@ def one_round(teacher, pages, url: str, clocks: Clocks, title: str, n_clients: i
 
 def train(page, url: str, steps: int, seed: int) -> int:
     """Start a run of `steps` on this Train page, or of as many as the page's 10-minute limit allows
-    (explorer/budget.py: its probe of the step time depends on the load); returns the steps started."""
+    (explorer/jobs/budget.py: its probe of the step time depends on the load); returns the steps started."""
     page.goto(f"{url}/train?train_steps={steps}&train_seed={seed}")
     settle(page)
     start = page.locator(".st-key-train_start button:visible")

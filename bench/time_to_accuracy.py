@@ -7,7 +7,7 @@
 
 A run trains with `explorer.training.train_steps` (the app's loop) and, every --eval-every steps, with
 the clock stopped, measures teacher-forced token accuracy on 500 held-out sequences the task never
-trains on (`explorer.pretrain.held_out_task`) and, once that passes 97%, greedy exact match on the
+trains on (`explorer.store.shipped.held_out_task`) and, once that passes 97%, greedy exact match on the
 same 500. It reports steps and training seconds to 95% and 99% token accuracy and to 99% exact match,
 and the loss spikes; it stops at 99% exact unless --full. Seconds are wall-clock training time (evaluation
 excluded); on one thread the CPU time of the training thread is reported too ('c'), which is close to what
@@ -41,9 +41,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from explorer.config import ModelConfig  # noqa: E402
 from explorer.evaluation import evaluate  # noqa: E402
 from explorer.model import build_model  # noqa: E402
-from explorer.pretrain import held_out_task  # noqa: E402
-from explorer.recipes import recommended  # noqa: E402
+from explorer.store.shipped import held_out_task  # noqa: E402
 from explorer.tasks import TASK_PRESETS, make_task  # noqa: E402
+from explorer.tasks.recipes import recommended  # noqa: E402
 from explorer.train_config import TrainConfig  # noqa: E402
 from explorer.training import train_steps  # noqa: E402
 

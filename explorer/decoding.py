@@ -11,7 +11,7 @@ import contextlib
 import torch
 from torch import Tensor, nn
 
-from .tasks import BOS, EOS, PAD
+from explorer.tasks import BOS, EOS, PAD
 
 
 @contextlib.contextmanager

@@ -10,10 +10,10 @@ import numpy as np
 import torch.nn.functional as F
 from torch import nn
 
-from . import inspect
-from .decoding import inference
-from .task_kinds import KINDS
-from .tasks import Batch, Task
+from explorer import inspect
+from explorer.decoding import inference
+from explorer.task_kinds import KINDS
+from explorer.tasks import Batch, Task
 
 
 @dataclass(frozen=True, eq=False)

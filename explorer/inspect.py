@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from .model import DecoderBlock, EncoderBlock, HookPoint
+from explorer.model import DecoderBlock, EncoderBlock, HookPoint
 
 ATTENTION_KINDS = {
     "enc_self": "Encoder self-attention",

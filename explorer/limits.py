@@ -6,7 +6,7 @@
     check_search_work(trials, steps, dims)    # what the app's Search page adds on a shared server
 
 The caps bound what a run may ask for whatever the machine (so no request allocates terabytes); the budget
-(explorer/budget.py: MAX_TRAIN_BYTES of memory, MAX_RUN_SECONDS per run, measured here) bounds what it costs.
+(explorer/jobs/budget.py: MAX_TRAIN_BYTES of memory, MAX_RUN_SECONDS per run, measured here) bounds what it costs.
 The app's widget ranges are drawn from CAPS. Files are read at most a limit + 1 bytes (tasks/own_data.py).
 """
 
@@ -14,10 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .budget import MAX_RUN_SECONDS, MAX_TRAIN_BYTES, check_budget
-from .config import ModelConfig
-from .tasks import Task
-from .train_config import TrainConfig
+from explorer.config import ModelConfig
+from explorer.jobs.budget import MAX_RUN_SECONDS, MAX_TRAIN_BYTES, check_budget
+from explorer.tasks import Task
+from explorer.train_config import TrainConfig
 
 CAPS = {  # the largest value a run may ask for: 12 layers is the deepest stack the seeds' experiments train
     "d_model": 512, "n_heads": 16, "n_encoder_layers": 12, "n_decoder_layers": 12, "d_ff": 2048, "max_len": 512,

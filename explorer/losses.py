@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .tasks import PAD
+from explorer.tasks import PAD
 
 
 def _smoothed_nll(logp: Tensor, target: Tensor, eps: float, ignore_index: int | None) -> Tensor:

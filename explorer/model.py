@@ -18,9 +18,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import ModelConfig
-from .packing import Packing, _pack, _unpack, from_heads, to_heads
-from .positional import make_positional
+from explorer.config import ModelConfig
+from explorer.packing import Packing, from_heads, pack_if, to_heads, unpack_if
+from explorer.positional import make_positional
 
 # Why scores are divided by sqrt(d_k): q·k of unit-variance entries has variance d_k (chapter §2.1);
 # "none" leaves them unscaled, the ablation of the `attn-scale` experiment.
@@ -259,7 +259,7 @@ class EncoderDecoder(nn.Module):
         """(memory (B, S, d_model), source mask); packed: memory holds the real tokens only (N, d_model)."""
         mask = padding_mask(src, self.cfg.pad_idx)                      # (B, 1, 1, S)
         packing = Packing(mask) if packed and mask is not None else None
-        x = _pack(packing, self.encoder.embed_inputs(src))
+        x = pack_if(packing, self.encoder.embed_inputs(src))
         for layer in self.encoder.layers:
             x = layer(x, mask, self.encoder.pos, packing=packing)
         return self.encoder.final_norm(x), mask
@@ -273,11 +273,11 @@ class EncoderDecoder(nn.Module):
         tgt_mask = padding_mask(tgt_in, self.cfg.pad_idx) if packed else None
         packing = Packing(tgt_mask) if tgt_mask is not None else None
         mem_packing = Packing(src_mask) if packed and src_mask is not None else None
-        x = _pack(packing, self.decoder.embed_inputs(tgt_in))
+        x = pack_if(packing, self.decoder.embed_inputs(tgt_in))
         for layer in self.decoder.layers:
             x = layer(x, memory, src_mask=src_mask, pos=self.decoder.pos, packing=packing,
                       mem_packing=mem_packing)
-        return _unpack(packing, self.output_proj(self.decoder.final_norm(x)))
+        return unpack_if(packing, self.output_proj(self.decoder.final_norm(x)))
 
     def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
         memory, src_mask = self.encode(src, packed=True)

@@ -64,9 +64,9 @@ def from_heads(packing: Packing | None, x: Tensor) -> Tensor:
     return x.reshape(-1, d_head).index_select(0, packing.head_rows(1, h)).view(-1, h * d_head)
 
 
-def _unpack(packing: Packing | None, x: Tensor) -> Tensor:
+def unpack_if(packing: Packing | None, x: Tensor) -> Tensor:
     return x if packing is None else packing.unpack(x)
 
 
-def _pack(packing: Packing | None, x: Tensor) -> Tensor:
+def pack_if(packing: Packing | None, x: Tensor) -> Tensor:
     return x if packing is None else packing.pack(x)

@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from .config import ModelConfig
+from explorer.config import ModelConfig
 
 
 def sinusoidal_table(n_positions: int, d_model: int, base: float = 10_000.0) -> np.ndarray:

@@ -11,8 +11,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .decoding import greedy
-from .tasks import BOS, EOS, PAD, Batch, Task
+from explorer.decoding import greedy
+from explorer.tasks import BOS, EOS, PAD, Batch, Task
 
 
 @dataclass(frozen=True)

@@ -21,12 +21,12 @@ from dataclasses import dataclass, field
 import torch
 from torch import Tensor, nn
 
-from . import inspect
-from .evaluation import AttentionSnapshot, evaluate, snapshot
-from .losses import loss_and_stats
-from .task_kinds import KINDS
-from .tasks import Task
-from .train_config import TrainConfig, lr_at
+from explorer import inspect
+from explorer.evaluation import AttentionSnapshot, evaluate, snapshot
+from explorer.losses import loss_and_stats
+from explorer.task_kinds import KINDS
+from explorer.tasks import Task
+from explorer.train_config import TrainConfig, lr_at
 
 
 @dataclass(frozen=True)

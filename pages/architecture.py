@@ -3,6 +3,7 @@
 import pandas as pd
 import streamlit as st
 
+from explorer.analysis.equivalence import DEFAULTS, XAVIER, Check, InitStudy, attention_check, block_check, init_study
 from explorer.config import (
     REFERENCE_PRESETS,
     ModelConfig,
@@ -13,9 +14,8 @@ from explorer.config import (
     param_story,
     train_memory_bytes,
 )
-from explorer.diagram import PX_PER_UNIT, sized
-from explorer.equivalence import DEFAULTS, XAVIER, Check, InitStudy, attention_check, block_check, init_study
 from explorer.figures.architecture import architecture_diagram, param_breakdown
+from explorer.figures.diagram import PX_PER_UNIT, sized
 from explorer.figures.gradients import grad_norm_profile
 from ui import frame, links, model_config, models, state, widgets
 

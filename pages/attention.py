@@ -7,7 +7,7 @@ import pandas as pd
 import plotly.graph_objects as go
 import streamlit as st
 
-from explorer import views_data
+from explorer.analysis import views
 from explorer.figures.attention import (
     attention_entropy_bars,
     attention_heatmap,
@@ -87,11 +87,11 @@ def score_table(view, kinds) -> None:
     rows = []
     for kind in kinds:
         row = {"Attention": ATTENTION_KINDS[kind]}
-        for name, ref in views_data.reference_patterns(view, kind).items():
-            best = views_data.best_head(views_data.match_scores(view.patterns[kind], ref))
+        for name, ref in views.reference_patterns(view, kind).items():
+            best = views.best_head(views.match_scores(view.patterns[kind], ref))
             row[name] = "—" if best is None else f"L{best[0]} H{best[1]} · {best[2]:.2f}"
         rows.append(row)
-    names = [n for n in views_data.REFERENCES if any(n in r for r in rows)]
+    names = [n for n in views.REFERENCES if any(n in r for r in rows)]
     df = pd.DataFrame(rows).reindex(columns=["Attention", *names]).fillna("—")
     st.dataframe(df, hide_index=True, width="stretch")
     st.caption("Best head and its match score: the share of attention a head puts on the pattern's cells, "
@@ -157,7 +157,7 @@ def mosaic(view, kind: str, layer: int, head: int, task_name: str) -> None:
     # costs milliseconds a call (explorer/figures/layout.py, figure).
     layout = dict(height=height, shapes=[outline_tile(m, layer, head, q, k)], hoverdistance=2,
                   clickmode="event", **token_ticks(m, cell, n_l, n_h, view.q_labels[kind], view.k_labels[kind]))
-    fig = attention_mosaic(views_data.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
+    fig = attention_mosaic(views.masked_for_mosaic(pats, view.masks[kind]), view.q_labels[kind],
                            view.k_labels[kind], layer_names=layer_names(n_l), layout=layout,
                            title=f"{ATTENTION_KINDS[kind]}: {plural(n_l, 'layer')} × "
                                  f"{plural(n_h, 'head')}", mask=view.masks[kind])
@@ -176,7 +176,7 @@ def side_panels(view, kind: str, ref_name: str, scores: np.ndarray, ent: np.ndar
         st.caption("How closely each head follows the outlined pattern (1 = exactly).")
     else:
         st.info(f"No query of this input expects anything under {ref_name}.", icon=":material/info:")
-    top = views_data.uniform_entropy(view.masks[kind], view.real_q[kind])
+    top = views.uniform_entropy(view.masks[kind], view.real_q[kind])
     widgets.chart(attention_entropy_bars(ent, layer_names(n_l), max_entropy=top,
                                          title="Attention entropy per head", layout=dict(height=300)))
     st.caption("Low entropy: each query looks at one key (a sharp head). Near the dashed line: it spreads "
@@ -202,7 +202,7 @@ def refocus(context: tuple, scores: np.ndarray) -> tuple[int, int]:
     here = linked_head() if before is None else (st.session_state.get(inspecting.ATT_LAYER, -1),
                                                  st.session_state.get(inspecting.ATT_HEAD, -1))
     fits = 0 <= here[0] < n_l and 0 <= here[1] < n_h
-    best = views_data.best_head(scores)
+    best = views.best_head(scores)
     if before != context and best is not None and not (before is None and fits):
         here = best[:2]
     elif not fits:
@@ -269,13 +269,13 @@ def pick_view(view) -> tuple[str, str, dict]:
     a, b = st.columns([3, 2], vertical_alignment="bottom")
     kind = a.segmented_control("Attention", kinds, format_func=SHORT.get, required=True, key=inspecting.ATT_KIND,
                                persist_state="session")
-    refs = views_data.reference_patterns(view, kind)
+    refs = views.reference_patterns(view, kind)
     chosen = state.setdefault(inspecting.ATT_REF_FOR, {})
     if kind not in chosen and not chosen:  # the first view of the session: a link's choice
         chosen[kind] = linked(inspecting.ATT_REF, refs)
     wanted = chosen.get(kind)
     if wanted not in refs:
-        wanted = views_data.EXPECTED if views_data.EXPECTED in refs else "previous position"
+        wanted = views.EXPECTED if views.EXPECTED in refs else "previous position"
     state[inspecting.ATT_REF] = wanted
     ref_name = b.selectbox("Compare with", list(refs), key=inspecting.ATT_REF, on_change=remember_ref, args=(kind,),
                            help="The outlined cells in the big heatmap; match scores measure attention on them.")
@@ -298,8 +298,8 @@ def show(sel, picked) -> None:
     view = inspecting.attention(ver, sel.model, task, picked.src, tgt_in, picked.pad)
     kind, ref_name, refs = pick_view(view)
     pats, ref = view.patterns[kind], refs[ref_name]
-    scores = views_data.match_scores(pats, ref)                          # (L, H), for the focus and the panels
-    ent = views_data.head_entropy(pats, view.real_q[kind])
+    scores = views.match_scores(pats, ref)                          # (L, H), for the focus and the panels
+    ent = views.head_entropy(pats, view.real_q[kind])
     context = (ver, kind, ref_name)
     focus = refocus(context, scores)
     # The charts first, so the mosaic starts on a 1280 x 720 screen; the score table under them. (The mosaic

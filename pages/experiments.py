@@ -4,10 +4,10 @@ from datetime import datetime
 
 import streamlit as st
 
-from explorer.experiment_job import ExperimentJob, cache_created
 from explorer.experiments import EXPERIMENTS
+from explorer.jobs.experiment import ExperimentJob, cache_created
+from explorer.jobs.slots import pool_counts
 from explorer.quoting import md_text
-from explorer.slots import pool_counts
 from ui import experiment_job, experiment_params, frame, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py

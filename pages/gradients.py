@@ -3,9 +3,9 @@
 import numpy as np
 import streamlit as st
 
+from explorer.analysis.gradients import DepthProfile, Evenness, depth_profile, evenness, grad_norm_table
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap, grad_norm_profile
-from explorer.gradients import DepthProfile, Evenness, depth_profile, evenness, grad_norm_table
 from ui import frame, links, models, state, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import streamlit as st
 
-from explorer import views_data
+from explorer.analysis import views
 from explorer.figures.outputs import entropy_chart, output_heatmap
 from explorer.quoting import md
 from explorer.tasks import EOS
@@ -33,7 +33,7 @@ def distribution(task, probs: np.ndarray, rows: list[str], short: list[str], tar
         st.caption("Each row is one step and sums to 1; outlined cells are the right answers. A trained "
                    "model puts nearly all its weight on one cell per row.")
     with right:
-        ent = views_data.row_entropy(probs)
+        ent = views.row_entropy(probs)
         widgets.chart(entropy_chart(ent, short, max_entropy=math.log(v), title="Entropy per position"))
         st.caption(f"0 nats: certain. The dashed line, log V = {math.log(v):.2f}, is a uniform guess over "
                    f"all {v} tokens, which is where an untrained model starts.")

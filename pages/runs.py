@@ -5,11 +5,11 @@ from dataclasses import dataclass
 import pandas as pd
 import streamlit as st
 
-from explorer import runs
 from explorer.figures.curves import training_curves
 from explorer.quoting import md_text
-from explorer.resume import can_resume
-from explorer.subject import Subject, open_subject
+from explorer.store import runs
+from explorer.store.resume import can_resume
+from explorer.store.subject import Subject, open_subject
 from explorer.tasks import TASK_PRESETS
 from explorer.tasks.base import shown
 from ui import (
@@ -185,7 +185,7 @@ def export(chosen: list[Run]) -> None:
 
 
 def sharing(run: Run) -> None:
-    """A run trained on own data carries it: private to its owner until they share it (explorer.runs)."""
+    """A run trained on own data carries it: private to its owner until they share it (explorer.store.runs)."""
     info = run.info
     if info is None or not info.own_data:
         return

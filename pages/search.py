@@ -4,9 +4,9 @@
 import streamlit as st
 
 from explorer.figures.search import importance_bars, optimization_history, parallel_coordinates
+from explorer.jobs.search import SearchView
+from explorer.jobs.slots import pool_counts
 from explorer.quoting import md, md_text
-from explorer.search_job import SearchView
-from explorer.slots import pool_counts
 from ui import frame, own_data, search_job, search_params, train_settings, widgets
 from ui.owner import owner_id
 

@@ -2,15 +2,16 @@
 
 import streamlit as st
 
-from explorer import runs, timelapse
+from explorer.analysis.gradients import grad_norm_table
 from explorer.evaluation import AttentionSnapshot
+from explorer.figures import timelapse
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
-from explorer.gradients import grad_norm_table
-from explorer.jobs import ENDED, TrainingJob
-from explorer.recipes import recommended
-from explorer.slots import pool_counts
-from explorer.subject import from_job
+from explorer.jobs.slots import pool_counts
+from explorer.jobs.training import ENDED, TrainingJob
+from explorer.store import runs
+from explorer.store.subject import from_job
+from explorer.tasks.recipes import recommended
 from ui import (
     exports,
     frame,
@@ -42,7 +43,7 @@ SAVED_RUN = "train_saved_run"  # the saved run "Continue a saved run" resumes
 
 # ----------------------------------------------------------------------------------- controls
 def apply_recipe(preset: str) -> None:
-    """Button callback: the task's recommended model and training settings (explorer.recipes, measured
+    """Button callback: the task's recommended model and training settings (explorer.tasks.recipes, measured
     in bench/). Settings the recipe leaves open go back to their defaults, so the run is the recipe."""
     overrides, train = recommended(preset)
     for field in model_config.CONFIG_FIELDS:

@@ -2,7 +2,7 @@
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.runs import save_run
+from explorer.store.runs import save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps

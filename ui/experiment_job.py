@@ -1,4 +1,4 @@
-"""Glue between the Experiments page and `explorer.experiment_job`: the session's experiment job
+"""Glue between the Experiments page and `explorer.jobs.experiment`: the session's experiment job
 (started and stopped by button callbacks, polled by a fragment), its line in the sidebar, and reading
 a result from the job or the shared cache.
 
@@ -15,10 +15,10 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from explorer.evidence import fmt, fmt_interval
-from explorer.experiment_job import ExperimentJob
+from explorer.analysis.evidence import fmt, fmt_interval
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
-from explorer.slots import pool_counts
+from explorer.jobs.experiment import ExperimentJob
+from explorer.jobs.slots import pool_counts
 from ui.frame import live_fragment
 from ui.session_jobs import EXPERIMENT, adopt, keep
 

@@ -3,7 +3,7 @@
 report (Runs, Train).
 
 Every file is made when its button is clicked (a deferred download), never on a rerun, so an idle app starts
-no browser: the first PNG / SVG click starts the server's one Chromium (explorer.image_browser, seconds), later
+no browser: the first PNG / SVG click starts the server's one Chromium (explorer.export.browser, seconds), later
 clicks of every session reuse it (under a second), a report takes about one (bench/README.md, "Export and
 notebooks"). The chart's own modebar camera saves the same PNG size in the browser (`image_options`).
 """
@@ -17,9 +17,9 @@ import plotly.graph_objects as go
 import streamlit as st
 from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
 
-from explorer.images import GIF_MAX_FRAMES, PNG_SCALE, gif_bytes, image_bytes, size
-from explorer.report import build_report
-from explorer.subject import Subject
+from explorer.export.images import GIF_MAX_FRAMES, PNG_SCALE, gif_bytes, image_bytes, size
+from explorer.export.report import build_report
+from explorer.store.subject import Subject
 
 MAX_TRIES = 20  # keyless charts with the same title on one page: -2, -3, ... in drawing order
 
@@ -45,7 +45,7 @@ def _button(row, label: str, data: Callable[[], bytes], file_name: str, mime: st
 
 
 def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
-    """PNG and SVG of fig at presentation size (explorer.images), right-aligned under the chart."""
+    """PNG and SVG of fig at presentation size (explorer.export.images), right-aligned under the chart."""
     width, height = size(fig)
     row = st.container(horizontal=True, horizontal_alignment="right", gap="small")
     base = f"_export_{key or name}"
@@ -63,7 +63,7 @@ def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
 
 def report_button(row, make: Callable[[], Subject], name: str, key: str, disabled: bool = False,
                   help: str | None = None) -> None:
-    """Download report: the subject's self-contained HTML report (explorer.report), built on the click."""
+    """Download report: the subject's self-contained HTML report (explorer.export.report), built on the click."""
     row.download_button("Report (HTML)", lambda: build_report(make()), file_name=f"{name}-report.html",
                         mime="text/html", key=key, icon=":material/description:", on_click="ignore", disabled=disabled,
                         help=help or "One HTML file with the config, recipe, curves, attention, time-lapse, "

@@ -11,11 +11,12 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer import checkpoints, interpret, runs, views_data
-from explorer.interpret.over_training import shipped_folder
+from explorer import interpret
+from explorer.analysis import views
 from explorer.interpret.parts import inputs
 from explorer.interpret.stored import STORED_N, ablation_table
-from explorer.snapshots import SNAPSHOTS_FILE
+from explorer.store import checkpoints, runs, snapshots
+from explorer.store.snapshots import SNAPSHOTS_FILE
 from explorer.tasks import Task
 from ui import models, training_job
 
@@ -64,8 +65,8 @@ def answer_without(version: str, _model, _task: Task, part: tuple, mode: str, sr
     (seq2seq) or the output distribution."""
     model = interpret.without(_model, _task, interpret.Part(*part), mode)
     if _task.kind == "seq2seq":
-        return views_data.greedy_output(model, _task, src)
-    return views_data.output_distribution(model, _task, src)
+        return views.greedy_output(model, _task, src)
+    return views.output_distribution(model, _task, src)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
@@ -95,7 +96,7 @@ def runs_with_snapshots() -> list[str]:
 def shipped_with_snapshots() -> list[str]:
     """Shipped models whose training was replayed to record snapshots (interpret.replay_snapshots)."""
     return [e["name"] for e in checkpoints.pretrained_manifest()
-            if (shipped_folder() / e["name"] / SNAPSHOTS_FILE).is_file()]
+            if (snapshots.shipped_folder() / e["name"] / SNAPSHOTS_FILE).is_file()]
 
 
 def snapshot_sources() -> list[str]:
@@ -117,7 +118,7 @@ def heads_table(source: str) -> tuple[pd.DataFrame, float]:
         job = training_job.current_job()
         table = interpret.heads_over_training(job.snapshots(), job.task)
         return table, table.attrs["uniform"]
-    shipped = shipped_folder() / source / SNAPSHOTS_FILE
+    shipped = snapshots.shipped_folder() / source / SNAPSHOTS_FILE
     path = shipped if source in shipped_with_snapshots() else runs.run_folder(source) / SNAPSHOTS_FILE
     return saved_heads(source, path.stat().st_mtime)
 

@@ -1,6 +1,6 @@
 """What the Attention and Outputs pages share: their session keys, the input picker (a validation
 example or typed tokens; one choice follows the user across both pages) and cached wrappers of
-explorer.views_data.
+explorer.analysis.views.
 
 Caches are keyed on `version(sel)`: the model's name plus a digest of its weights, so a run
 trained further is recomputed; the model itself goes in as an `_underscored` argument.
@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 import streamlit as st
 
-from explorer import views_data
+from explorer.analysis import views
 from explorer.quoting import md, md_text
 from explorer.tasks import BOS, SPECIALS, Task
 from ui.links import SHARED
@@ -42,14 +42,14 @@ class Picked:
     """The input both pages inspect."""
 
     src: tuple                  # token ids (the LM's text), or vectors as tuples for order-vectors
-    target: tuple[int, ...]     # the correct output (see views_data.solution); may be () for typed LM text
+    target: tuple[int, ...]     # the correct output (see views.solution); may be () for typed LM text
     typed: bool
     teacher: bool = False       # seq2seq: the decoder reads the correct target instead of its own output
     pad: bool = False           # pad like a training batch (Attention page)
 
 
 def version(sel: SelectedModel) -> str:
-    return f"{sel.key}@{views_data.fingerprint(sel.model)}"
+    return f"{sel.key}@{views.fingerprint(sel.model)}"
 
 
 # ---------------------------------------------------------------------------------- the picker
@@ -100,11 +100,11 @@ def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
         example, target = task.example("val", index)
         mode = cols[0].segmented_control(
             "Input", list(MODES), format_func=MODES.get, default="example", required=True, key=INSPECT_MODE,
-            on_change=_prefill, args=(views_data.text_of(task, example),), **SHARED)
-        typed = mode == "typed" and not views_data.takes_vectors(task)
+            on_change=_prefill, args=(views.text_of(task, example),), **SHARED)
+        typed = mode == "typed" and not views.takes_vectors(task)
         if typed:
             text = cols[1].text_input("Your input", key=INSPECT_TEXT, help=_typing_help(task), **SHARED,
-                                      placeholder=views_data.text_of(task, example))
+                                      placeholder=views.text_of(task, example))
         else:
             cols[1].number_input(f"Example (0–{n - 1} of the validation split)", 0, n - 1, 0, key=INSPECT_INDEX,
                                  **SHARED, help="Held-out examples the model never trained on.")
@@ -112,27 +112,27 @@ def _pick_input(sel: SelectedModel, pad_toggle: bool) -> Picked | None:
             "Teacher forcing", key=INSPECT_TEACHER, **SHARED,
             help="Off: the decoder reads its own output so far (what the model really says). "
                  "On: it reads the correct answer, as during training.")
-        pad = pad_toggle and task.kind != "lm" and not views_data.takes_vectors(task) and cols[2].toggle(
+        pad = pad_toggle and task.kind != "lm" and not views.takes_vectors(task) and cols[2].toggle(
             "Pad like a batch", key=INSPECT_PAD, **SHARED,
             help=f"Append <pad> tokens up to the longest sequence ({task.max_src_len}), as in a training "
                  "batch, to see the padding mask at work.")
-        if mode == "typed" and views_data.takes_vectors(task):
+        if mode == "typed" and views.takes_vectors(task):
             st.info("This task feeds random vectors, so there is nothing to type: showing a validation "
                     "example instead.", icon=":material/info:")
         if not typed:
-            return Picked(_as_tuple(example), views_data.solution(task, example), False, teacher, pad)
+            return Picked(_as_tuple(example), views.solution(task, example), False, teacher, pad)
         try:
-            src = views_data.read_input(task, text or "")
+            src = views.read_input(task, text or "")
         except ValueError as err:
             st.error(f"**This input cannot be read.** {md_text(str(err)[:1].upper() + str(err)[1:])}.",
                      icon=":material/error:")
             return None
-    return Picked(src, views_data.solution(task, src), True, teacher, pad)
+    return Picked(src, views.solution(task, src), True, teacher, pad)
 
 
 def describe(task: Task, picked: Picked) -> str:
     """One line: the input and, where known, the correct output."""
-    if views_data.takes_vectors(task):
+    if views.takes_vectors(task):
         shown = " ".join(task.position_labels([list(v) for v in picked.src]))
         return f"Input (A and B among noise vectors): {md(shown, None)}"
     if task.kind == "lm":
@@ -149,11 +149,11 @@ def describe(task: Task, picked: Picked) -> str:
 # ------------------------------------------------------------------------------------ caches
 @st.cache_data(max_entries=256, show_spinner=False)
 def greedy_output(version: str, _model, _task: Task, src: tuple) -> tuple[int, ...]:
-    return views_data.greedy_output(_model, _task, src)
+    return views.greedy_output(_model, _task, src)
 
 
 def decoder_input_for(sel: SelectedModel, picked: Picked, ver: str) -> tuple[int, ...] | None:
-    """What the decoder reads (see views_data.decoder_input), from the cached greedy output
+    """What the decoder reads (see views.decoder_input), from the cached greedy output
     (`ver`: version(sel), which a page computes once a rerun: it digests the weights)."""
     if sel.task.kind != "seq2seq":
         return None
@@ -164,21 +164,21 @@ def decoder_input_for(sel: SelectedModel, picked: Picked, ver: str) -> tuple[int
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def attention(version: str, _model, _task: Task, src: tuple, tgt_in: tuple | None,
-              pad: bool) -> views_data.AttentionView:
-    return views_data.attention_for(_model, _task, src, tgt_in, pad=pad)
+              pad: bool) -> views.AttentionView:
+    return views.attention_for(_model, _task, src, tgt_in, pad=pad)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def output_distribution(version: str, _model, _task: Task, src: tuple, tgt_in: tuple | None) -> np.ndarray:
-    return views_data.output_distribution(_model, _task, src, tgt_in)
+    return views.output_distribution(_model, _task, src, tgt_in)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def decode_both(version: str, _model, _task: Task, src: tuple, k: int,
-                length_penalty: float) -> views_data.Decoded:
-    return views_data.decode_both(_model, _task, src, k, length_penalty)
+                length_penalty: float) -> views.Decoded:
+    return views.decode_both(_model, _task, src, k, length_penalty)
 
 
 @st.cache_data(max_entries=128, show_spinner=False)
 def continue_text(version: str, _model, src: tuple, n_new: int, temperature: float, seed: int) -> tuple[int, ...]:
-    return views_data.continue_text(_model, src, n_new, temperature, seed)
+    return views.continue_text(_model, src, n_new, temperature, seed)

@@ -18,9 +18,9 @@ import pandas as pd
 import streamlit as st
 from torch import nn
 
-from explorer import checkpoints, runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
+from explorer.store import checkpoints, runs
 from explorer.tasks import TASK_PRESETS, Task, TaskConfig
 from ui.model_config import current_config, current_task, load_task, task_of_config
 from ui.owner import owner_id
@@ -176,7 +176,7 @@ def load_pretrained(name: str, entry: dict | None = None) -> SelectedModel:
 
 
 def visible_runs() -> list[runs.RunInfo]:
-    """The runs on disk this visitor may see: every run but other visitors' private ones (explorer.runs)."""
+    """The runs on disk this visitor may see: every run but other visitors' private ones (explorer.store.runs)."""
     try:
         return runs.visible_runs(owner_id())
     except OSError:

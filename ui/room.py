@@ -27,7 +27,7 @@ import streamlit as st
 from explorer.lessons import LESSONS, Lesson, Question
 from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
-from explorer.runs import runs_dir, safe_name
+from explorer.store.runs import runs_dir, safe_name
 from ui import owner, presenter
 from ui.frame import live_fragment
 from ui.room_invite import invite_menu

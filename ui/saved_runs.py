@@ -1,5 +1,5 @@
 """Saved runs on the Runs page: whose each is, deleting one (its owner only), sharing one trained on own
-data (private until then, explorer.runs), and a zip of one's folder for a download."""
+data (private until then, explorer.store.runs), and a zip of one's folder for a download."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import io
 import zipfile
 from pathlib import Path
 
-from explorer import runs
-from explorer.resume import can_resume
+from explorer.store import runs
+from explorer.store.resume import can_resume
 from ui.models import forget_run, visible_runs
 from ui.owner import NOBODYS, OTHERS, YOURS, owner_id, whose
 

@@ -1,4 +1,4 @@
-"""Glue between the Search page and `explorer.search_job`: this session's search (started and stopped by
+"""Glue between the Search page and `explorer.jobs.search`: this session's search (started and stopped by
 button callbacks, polled by a fragment), and what its best trial offers: "Use this model" and its
 settings as a Train-page recipe.
 
@@ -15,10 +15,10 @@ from urllib.parse import quote
 import pandas as pd
 import streamlit as st
 
-from explorer.runs import RunInfo
+from explorer.jobs.search import SearchJob, SearchView
 from explorer.search import SearchSpec
 from explorer.search.ray_cluster import RayUnavailable
-from explorer.search_job import SearchJob, SearchView
+from explorer.store.runs import RunInfo
 from ui import experiment_job, models
 from ui.model_config import CFG, CONFIG_FIELDS
 from ui.session_jobs import SEARCH, adopt, keep

@@ -1,5 +1,5 @@
 """The jobs of this browser (a training run, an experiment, a search), kept by the owner cookie, not by the
-tab: `explorer.owned_jobs` holds them server-wide. A reloaded or reopened tab of the same browser finds its
+tab: `explorer.jobs.owned` holds them server-wide. A reloaded or reopened tab of the same browser finds its
 jobs there and shows them live; another visitor never gets them. Every page's run and a heartbeat fragment
 tell the registry that a tab of this owner still watches; a job no tab watched for GRACE_S stops (keeping
 what it learned) and frees its slot.
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import streamlit as st
 
-from explorer.owned_jobs import BEAT_S, owned_jobs
+from explorer.jobs.owned import BEAT_S, owned_jobs
 from ui.owner import owner_id
 
 TRAIN, EXPERIMENT, SEARCH = "train", "experiment", "search"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import streamlit as st
 
 from explorer.quoting import md, md_text
-from explorer.runs import name_was_used, safe_name
+from explorer.store.runs import name_was_used, safe_name
 from ui.model_config import DEFAULTS, build_config, current_config, current_task
 from ui.models import (
     PRETRAINED,

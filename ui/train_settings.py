@@ -7,11 +7,11 @@ import math
 
 import streamlit as st
 
-from explorer.budget import estimate_budget
 from explorer.config import ModelConfig
+from explorer.jobs.budget import estimate_budget
 from explorer.limits import CAPS, check_run
 from explorer.quoting import md, md_text
-from explorer.runs import MAX_NAME, safe_name
+from explorer.store.runs import MAX_NAME, safe_name
 from explorer.tasks import Task
 from explorer.train_config import SCHEDULES, TrainConfig
 from ui.links import SHARED, state_value

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from explorer.timelapse import focus_head as best_head  # noqa: F401  (moved to the library; old name kept)
+from explorer.figures.timelapse import focus_head as best_head  # noqa: F401  (moved to the library; old name kept)
 
 TRAIN_HEAD = "train_head"          # live attention: (layer, head) or "best"
 TRAIN_ATTENTION = "train_attention_chart"  # its chart, whose own slider replays the snapshots of a run that ended

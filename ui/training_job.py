@@ -1,7 +1,7 @@
 """Glue between a browser session and its background training job, and the job's status in the
 sidebar of every page.
 
-The job is an `explorer.jobs.TrainingJob`: its worker thread makes no Streamlit call. It is the
+The job is an `explorer.jobs.training.TrainingJob`: its worker thread makes no Streamlit call. It is the
 visitor's, not the tab's: `ui.session_jobs` keeps it for the owner cookie, so a reloaded or reopened tab
 of the same browser shows it again (and the session keeps it in `st.session_state[JOB]`). Pages poll a job
 from a fragment that reruns a few times a second while the job is active; when the job ends the fragment
@@ -16,14 +16,14 @@ from collections.abc import Callable
 
 import streamlit as st
 
-from explorer import runs
-from explorer.checkpoints import CheckpointError, read_meta
 from explorer.config import ModelConfig
-from explorer.jobs import ENDED, TrainingJob
+from explorer.jobs.slots import pool_counts
+from explorer.jobs.training import ENDED, TrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
-from explorer.resume import can_resume
-from explorer.slots import pool_counts
+from explorer.store import runs
+from explorer.store.checkpoints import CheckpointError, read_meta
+from explorer.store.resume import can_resume
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from ui import room

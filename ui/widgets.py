@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
-from explorer.diagram import DRAWING, is_drawing
+from explorer.figures.diagram import DRAWING, is_drawing
 from explorer.figures.layout import TITLE_FIT_PX, fit_title
 from explorer.figures.projector import TITLE_PX
 from explorer.quoting import md_text

@@ -3,11 +3,11 @@
 
 `main` holds the parser (COMMANDS, main), `common` what every command shares (UsageError, own_file, Progress,
 on_ctrl_c); one module a command: `train` (train, resume), `experiment`, `search`, `lessons`, `interpret`,
-`export` (report, figure); `pretrain`'s lives beside its recipes (explorer/pretrain.py). The command modules
+`export` (report, figure); `pretrain`'s lives beside its recipes (explorer/store/shipped.py). The command modules
 import `common` and the library, `main` imports them, and nothing imports back up: the library never imports
 the CLI. Note that `explorer.cli.main` is the function: `from explorer.cli import main, COMMANDS`.
 """
 
-from .main import COMMANDS, Command, main
+from explorer.cli.main import COMMANDS, Command, main
 
 __all__ = ["COMMANDS", "Command", "main"]

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from explorer.evidence import OPEN, fmt, fmt_interval
+from explorer.analysis.evidence import OPEN, fmt, fmt_interval
+from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
 from explorer.experiments import (
     EXPERIMENTS,
     ProcessExecutor,
@@ -31,10 +32,8 @@ from explorer.experiments import (
     run_cached,
     save_csv,
 )
-from explorer.runs import runs_dir
+from explorer.store.runs import runs_dir
 from explorer.tasks import own_data
-
-from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -9,12 +9,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from explorer.figure_kinds import KINDS, build_figure
-from explorer.images import FORMATS, ImageExportError, write_image
-from explorer.report import build_report
-from explorer.subject import Subject, open_subject
-
-from .common import UsageError
+from explorer.cli.common import UsageError
+from explorer.export.images import FORMATS, ImageExportError, write_image
+from explorer.export.kinds import KINDS, build_figure
+from explorer.export.report import build_report
+from explorer.store.subject import Subject, open_subject
 
 
 def _add_common(p: argparse.ArgumentParser, out_help: str) -> None:

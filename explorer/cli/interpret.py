@@ -22,17 +22,16 @@ import sys
 import pandas as pd
 import torch
 
-from explorer.checkpoints import pretrained_manifest
+from explorer.cli.common import UsageError
 from explorer.interpret.ablation import MODES, ablate
 from explorer.interpret.geometry import embedding_geometry
 from explorer.interpret.lens import logit_lens
 from explorer.interpret.over_training import heads_over_training, replay_snapshots
 from explorer.interpret.patching import make_pair, patch
 from explorer.interpret.stored import STORED_N, store
-from explorer.pretrain import KERNELS
-from explorer.subject import load_model
-
-from .common import UsageError
+from explorer.store.checkpoints import pretrained_manifest
+from explorer.store.shipped import KERNELS
+from explorer.store.subject import load_model
 
 
 def _clean(value):
@@ -129,7 +128,7 @@ def _snapshots(args) -> dict | int:
 
 
 def _with_kernels(argv: list[str]) -> int | None:
-    """Run again in a child process with the kernels the shipped weights were built with (explorer.pretrain:
+    """Run again in a child process with the kernels the shipped weights were built with (explorer.store.shipped:
     they act only when set before PyTorch starts); its exit code, or None when they are set already."""
     if all(os.environ.get(k) == v for k, v in KERNELS.items()):
         return None

@@ -9,11 +9,10 @@ from __future__ import annotations
 import argparse
 import shutil
 
+from explorer.cli.common import UsageError
 from explorer.experiments import SerialExecutor, Stopped, cache_path, cached, run_cached
 from explorer.experiments.runner import RESULT_FILE
 from explorer.lessons import LESSONS, SHIPPED_RESULTS
-
-from .common import UsageError
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -12,10 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.pretrain import add_pretrain_arguments, run_pretrain
-
-from . import experiment, export, interpret, lessons, search, train
-from .common import UsageError
+from explorer.cli import experiment, export, interpret, lessons, search, train
+from explorer.cli.common import UsageError
+from explorer.store.shipped import add_pretrain_arguments, run_pretrain
 
 
 @dataclass(frozen=True)

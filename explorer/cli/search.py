@@ -19,6 +19,7 @@ import os
 import sys
 import threading
 
+from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
 from explorer.search.driver import run_search
 from explorer.search.executors import ProcessExecutor, SerialExecutor
 from explorer.search.ray_cluster import RayExecutor, RayUnavailable
@@ -26,8 +27,6 @@ from explorer.search.space import FIELDS, parse_space, parse_value
 from explorer.search.study import METRICS, SAMPLERS, SearchSpec, base_settings, best, counts, open_study
 from explorer.search.trial import PRUNERS
 from explorer.tasks import TASK_PRESETS, own_data
-
-from .common import Progress, UsageError, on_ctrl_c, own_file
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

@@ -14,16 +14,15 @@ import sys
 import threading
 from pathlib import Path
 
-from explorer.checkpoints import CheckpointError
+from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
 from explorer.config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
 from explorer.limits import check_run
 from explorer.model import build_model
-from explorer.runs import open_for_resume, safe_name, save_run
+from explorer.store.checkpoints import CheckpointError
+from explorer.store.runs import open_for_resume, safe_name, save_run
 from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data
 from explorer.train_config import SCHEDULES, TrainConfig
 from explorer.training import StepMetrics, new_state, train_steps
-
-from .common import Progress, UsageError, on_ctrl_c, own_file
 
 # ---------------------------------------------------------------------------------------------
 # train

@@ -59,12 +59,11 @@ The CLI is `python -m explorer experiment NAME` (explorer/cli/experiment.py).
 
 from __future__ import annotations
 
-from explorer.evidence import MIN_SEEDS, Claim, Evidence
-
-from .base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
-from .params import auto_value, parse_values, takes_own_data
-from .registry import EXPERIMENTS, own_data_experiments
-from .runner import (
+from explorer.analysis.evidence import MIN_SEEDS, Claim, Evidence
+from explorer.experiments.base import CURVE_COLUMNS, SAMPLE_COLUMNS, TABLE_COLUMNS, Context, Experiment, Result, Stopped
+from explorer.experiments.params import auto_value, parse_values, takes_own_data
+from explorer.experiments.registry import EXPERIMENTS, own_data_experiments
+from explorer.experiments.runner import (
     CODE_VERSION,
     MAX_WORK,
     cache_key,
@@ -77,7 +76,7 @@ from .runner import (
     save_csv,
     work_units,
 )
-from .sweep import ProcessExecutor, SerialExecutor, SweepExecutor
+from explorer.experiments.sweep import ProcessExecutor, SerialExecutor, SweepExecutor
 
 __all__ = ["EXPERIMENTS", "Experiment", "Result", "Context", "Stopped", "TABLE_COLUMNS", "SAMPLE_COLUMNS",
            "CURVE_COLUMNS", "run", "run_cached", "cached", "cache_key", "cache_path", "save_csv", "load_result",

@@ -13,10 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from explorer.config import ModelConfig
+from explorer.experiments.base import Context, choice, final_metrics, history_curves, measuring, number, whole
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task
-
-from .base import Context, choice, final_metrics, history_curves, measuring, number, whole
 
 ORDER_TASKS = ("order-vectors", "order")
 

@@ -14,11 +14,10 @@ import torch
 from torch import nn
 
 from explorer.config import ModelConfig
+from explorer.experiments.base import Context, choice, measuring, number, whole
 from explorer.model import build_model
 from explorer.tasks import PAD, Batch, Task, make_task, own_data
 from explorer.training import StepMetrics
-
-from .base import Context, choice, measuring, number, whole
 
 REVERSAL_TASKS = ("reversal-fast", "reversal-seed")
 OWN_DATA = own_data.OWN   # a teacher's TSV (explorer/tasks/own_data.py), its text in the params' `data`

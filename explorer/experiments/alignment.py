@@ -17,13 +17,12 @@ import numpy as np
 import pandas as pd
 import torch
 
+from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, num, seed_major, stat, whole
 from explorer.figures.attention import attention_mosaic
 from explorer.figures.results import bar_with_error
 from explorer.inspect import capture
 from explorer.tasks import BOS
-
-from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from .base import Claim, Context, Experiment, Result, build_result, num, seed_major, stat, whole
 
 CLEAR = 0.5     # "clear alignment": most of a head's weight on the expected source position
 BEST = "best head"

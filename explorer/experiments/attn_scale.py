@@ -21,14 +21,8 @@ from typing import ClassVar
 import torch
 
 from explorer.config import ModelConfig
-from explorer.figures.curves import line_chart
-from explorer.inspect import attention_entropy, capture
-from explorer.losses import loss_and_stats
-from explorer.model import MultiHeadAttention, build_model
-from explorer.task_kinds import KINDS
-
-from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from .base import (
+from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -43,6 +37,11 @@ from .base import (
     seed_major,
     stat,
 )
+from explorer.figures.curves import line_chart
+from explorer.inspect import attention_entropy, capture
+from explorer.losses import loss_and_stats
+from explorer.model import MultiHeadAttention, build_model
+from explorer.task_kinds import KINDS
 
 SCALES = {"÷√d_k": "sqrt_d_k", "unscaled": "none"}   # condition -> ModelConfig.attn_scale
 SCALED, UNSCALED = SCALES

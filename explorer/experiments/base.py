@@ -24,8 +24,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from torch import nn
 
+from explorer.analysis.evidence import Claim, Evidence, verdict
 from explorer.evaluation import evaluate
-from explorer.evidence import Claim, Evidence, verdict
 from explorer.figures.curves import line_chart
 from explorer.figures.results import bar_with_error
 from explorer.limits import check_run

@@ -10,10 +10,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from explorer.decoding import beam_search, greedy, sequence_logprob
-from explorer.figures.curves import line_chart
-
-from ._seq2seq import Seq2SeqBase, exact_match, seq2seq_task, train_seq2seq, val_rows
-from .base import (
+from explorer.experiments._seq2seq import Seq2SeqBase, exact_match, seq2seq_task, train_seq2seq, val_rows
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -27,6 +25,7 @@ from .base import (
     stat,
     whole,
 )
+from explorer.figures.curves import line_chart
 
 GREEDY = "greedy"
 EXACT, LOGP = "exact match", "log-probability"

@@ -18,10 +18,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar
 
-from explorer.figures.curves import line_chart
-
-from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from .base import (
+from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -36,6 +34,7 @@ from .base import (
     seed_major,
     stat,
 )
+from explorer.figures.curves import line_chart
 
 RULE = 32                                  # the chapter's smallest stable d_k
 LOSS, EXACT, DIVERGED = "val loss", "val exact", "diverged"

@@ -5,10 +5,21 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from explorer.experiments._order import OrderBase, order_run
+from explorer.experiments.base import (
+    Claim,
+    Context,
+    Experiment,
+    Result,
+    bars,
+    build_result,
+    curve_bands,
+    pct,
+    seed_major,
+    stat,
+    whole,
+)
 from explorer.figures.curves import line_chart
-
-from ._order import OrderBase, order_run
-from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
 
 TOLERANCE = 0.02   # "at least as well": within two points of accuracy
 

@@ -19,12 +19,8 @@ from typing import ClassVar
 
 import torch
 
-from explorer.figures.curves import line_chart
-from explorer.inspect import entropy
-from explorer.tasks import PAD
-
-from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq, val_rows
-from .base import (
+from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq, val_rows
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -38,6 +34,9 @@ from .base import (
     seed_major,
     stat,
 )
+from explorer.figures.curves import line_chart
+from explorer.inspect import entropy
+from explorer.tasks import PAD
 
 ENTROPY, TRAIN_ACC, VAL_ACC, VAL_EXACT = "entropy (nats)", "train accuracy", "validation accuracy", "validation exact"
 

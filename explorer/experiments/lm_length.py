@@ -20,11 +20,7 @@ import torch
 import torch.nn.functional as F
 
 from explorer.config import POS_ENCODINGS, ModelConfig
-from explorer.figures.curves import line_chart
-from explorer.model import build_model
-from explorer.tasks import PAD, TASK_PRESETS, Task, make_task
-
-from .base import (
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -40,6 +36,9 @@ from .base import (
     stat,
     whole,
 )
+from explorer.figures.curves import line_chart
+from explorer.model import build_model
+from explorer.tasks import PAD, TASK_PRESETS, Task, make_task
 
 INSIDE, PAST, GAP = "loss, trained positions", "loss, positions past training", "extrapolation gap (nats)"
 MARGIN = 0.1   # nats: a gap below this counts as extrapolating

@@ -18,11 +18,7 @@ import torch.nn.functional as F
 
 from explorer import inspect
 from explorer.config import ModelConfig
-from explorer.figures.curves import line_chart, training_curves
-from explorer.model import build_model
-from explorer.tasks import TASK_PRESETS, make_task
-
-from .base import (
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -41,6 +37,9 @@ from .base import (
     stat,
     whole,
 )
+from explorer.figures.curves import line_chart, training_curves
+from explorer.model import build_model
+from explorer.tasks import TASK_PRESETS, make_task
 
 PRE, POST = "Pre-LN", "Post-LN"
 NORMS = {PRE: "pre", POST: "post"}

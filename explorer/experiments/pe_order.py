@@ -4,10 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 
+from explorer.experiments._order import OrderParams, order_run
+from explorer.experiments.base import (
+    Claim,
+    Context,
+    Experiment,
+    Result,
+    bars,
+    build_result,
+    curve_bands,
+    pct,
+    seed_major,
+    stat,
+)
 from explorer.figures.curves import line_chart
-
-from ._order import OrderParams, order_run
-from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat
 
 WITH, WITHOUT = "with PE", "without PE"
 CHANCE_MAX = 0.65   # above this, "without PE" is no longer "about chance" (150 examples: std ~ 0.04)

@@ -22,10 +22,21 @@ from dataclasses import dataclass
 
 from explorer.config import POS_ENCODINGS
 from explorer.evaluation import evaluate
+from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
+from explorer.experiments.base import (
+    Claim,
+    Context,
+    Experiment,
+    Result,
+    bars,
+    build_result,
+    curve_bands,
+    pct,
+    seed_major,
+    stat,
+    whole,
+)
 from explorer.figures.curves import line_chart
-
-from ._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from .base import Claim, Context, Experiment, Result, bars, build_result, curve_bands, pct, seed_major, stat, whole
 
 EXACT_IN, EXACT_OUT, TOKEN_OUT = "exact (trained lengths)", "exact (longer)", "token accuracy (longer)"
 LEARNED_MIN, GENERALISES_MIN, FAILS_MAX = 0.9, 0.5, 0.1

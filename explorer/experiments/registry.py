@@ -3,7 +3,7 @@ here, the package re-exports it. `own_data_experiments()`: those whose task may 
 
 from __future__ import annotations
 
-from . import (
+from explorer.experiments import (
     alignment,
     attn_scale,
     beam,
@@ -19,8 +19,8 @@ from . import (
     scan,
     sweep,
 )
-from .base import Experiment
-from .params import takes_own_data
+from explorer.experiments.base import Experiment
+from explorer.experiments.params import takes_own_data
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
     pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,

@@ -32,14 +32,7 @@ import torch
 
 from explorer import inspect
 from explorer.config import ModelConfig
-from explorer.figures.curves import line_chart
-from explorer.figures.gradients import grad_norm_profile
-from explorer.losses import loss_and_stats
-from explorer.model import build_model
-from explorer.task_kinds import KINDS
-from explorer.tasks import PAD, TASK_PRESETS, Task, make_task
-
-from .base import (
+from explorer.experiments.base import (
     Claim,
     Context,
     Experiment,
@@ -56,6 +49,12 @@ from .base import (
     stat,
     whole,
 )
+from explorer.figures.curves import line_chart
+from explorer.figures.gradients import grad_norm_profile
+from explorer.losses import loss_and_stats
+from explorer.model import build_model
+from explorer.task_kinds import KINDS
+from explorer.tasks import PAD, TASK_PRESETS, Task, make_task
 
 LOSS, ACC = "val loss", "next-character accuracy"
 RATIO = "log10 first/last block gradient"   # log10(||grad first block|| / ||grad last block||) at init

@@ -35,12 +35,11 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from explorer.evidence import Evidence
+from explorer.analysis.evidence import Evidence
+from explorer.experiments.base import Context, Experiment, ProgressFn, Result, Stopped
+from explorer.experiments.registry import EXPERIMENTS
 from explorer.limits import check_values
-from explorer.runs import runs_dir
-
-from .base import Context, Experiment, ProgressFn, Result, Stopped
-from .registry import EXPERIMENTS
+from explorer.store.runs import runs_dir
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
 MAX_WORK = 12_000  # training steps of one experiment in all (runs per seed x seeds x steps)

@@ -2,7 +2,7 @@
 
 The paper's recurrent models were nearly perfect on a random split and failed to compose: commands
 longer than any they trained on, or "jump" in combinations seen only alone. Here a Transformer: each
-split trains a fresh model with the recommended SCAN recipe (explorer.recipes) for `steps` steps and is
+split trains a fresh model with the recommended SCAN recipe (explorer.tasks.recipes) for `steps` steps and is
 scored by greedy exact match on `eval_examples` commands of its test split; each seed draws its own
 subset, order and initial weights.
 """
@@ -12,11 +12,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from explorer.experiments import base
+from explorer.experiments._seq2seq import train_seq2seq
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, pct, seed_major, stat
 from explorer.tasks import TASK_PRESETS, make_task
-
-from . import base
-from ._seq2seq import train_seq2seq
-from .base import Claim, Context, Experiment, Result, build_result, pct, seed_major, stat
 
 SIMPLE, LENGTH, ADDJUMP = "simple", "length", "add-jump"
 PRESETS = {SIMPLE: "scan-simple", LENGTH: "scan-length", ADDJUMP: "scan-addjump"}
@@ -29,7 +28,7 @@ LEARNED_MIN, GAP_MIN = 0.9, 0.5
 
 @dataclass(frozen=True)
 class ScanParams:
-    """The recommended SCAN recipe (explorer.recipes: d_model 64, 4 heads, 2+2 layers, lr 2e-3) on each split."""
+    """The recommended SCAN recipe (explorer.tasks.recipes: d_model 64, 4 heads, 2+2 layers, lr 2e-3) on each split."""
 
     d_model: int = 64
     n_heads: int = 4

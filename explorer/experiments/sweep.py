@@ -20,11 +20,10 @@ from typing import Any, ClassVar, Protocol
 import numpy as np
 import pandas as pd
 
+from explorer.experiments.base import Context, Experiment, Result, build_result, choice, number, whole
 from explorer.figures.results import sweep_heatmap
 from explorer.search.executors import ProcessExecutor, SerialExecutor
 from explorer.tasks import TASK_PRESETS, own_data
-
-from .base import Context, Experiment, Result, build_result, choice, number, whole
 
 # axis -> (which config it sets, value type)
 AXES: dict[str, tuple[str, type]] = {

@@ -17,6 +17,6 @@ Import the module a figure lives in; this package re-exports nothing.
     curves        line_chart (with mean ± std bands), training_curves (metrics of runs by step)
     results       sweep_heatmap (a two-parameter grid), bar_with_error (mean ± std against a prediction)
     search        optimization_history, parallel_coordinates, importance_bars (a study's trial rows)
-    architecture  architecture_diagram (explorer/diagram.py), param_breakdown
+    architecture  architecture_diagram (explorer/figures/diagram.py), param_breakdown
     projector     for_projector: any figure with a projector's larger text and, for dim rooms, dark
 """

@@ -6,19 +6,19 @@ import math
 
 import plotly.graph_objects as go
 
-from explorer import diagram
 from explorer.config import human
+from explorer.figures import diagram
 from explorer.figures.layout import BAR_LINE, CATEGORY_AXIS, PALETTE, figure, no_template
 
 
 def architecture_diagram(cfg, **kwargs) -> go.Figure:
-    """The block diagram of a config (explorer/diagram.py); it sets every colour itself."""
+    """The block diagram of a config (explorer/figures/diagram.py); it sets every colour itself."""
     no_template()
     return diagram.architecture_diagram(cfg, **kwargs)
 
 
 def block_diagram(cfg, kind="encoder", **kwargs) -> go.Figure:
-    """One block (or the LM head) of a config alone (explorer/diagram.py `block_diagram`)."""
+    """One block (or the LM head) of a config alone (explorer/figures/diagram.py `block_diagram`)."""
     no_template()
     return diagram.block_diagram(cfg, kind, **kwargs)
 

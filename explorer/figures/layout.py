@@ -1,7 +1,7 @@
 """The house style every figure shares, and the helpers that build a figure in it.
 
 `figure` makes a figure in one constructor call: the house style (plotly_white's look written into the
-layout, no template), margins that already hold what the figure puts in them (`_make_room`), then the
+layout, no template), margins that already hold what the figure puts in them (`make_room`), then the
 caller's layout on top. Shared pieces: colours, axes, colorbars, legends, token axes, reference lines.
 """
 
@@ -88,7 +88,7 @@ def _house(layout: dict) -> dict:
 
 # Plotly makes room for colorbars, legends and axis labels by growing the margins, and a margin that grows
 # makes it draw the whole chart again (bench/README.md, session 10: "Charts still drew twice").
-# So each figure starts with margins that already hold what it puts in them (`_make_room`), from its
+# So each figure starts with margins that already hold what it puts in them (`make_room`), from its
 # text measured erring wide (`text_px`); a wider font still only costs the second draw. Sizes in px, Plotly's
 # own (12 px labels, 14 px titles), measured in Chromium with a little to spare.
 X_LABELS_PX = 28    # an x axis's tick labels, under the plot
@@ -166,7 +166,7 @@ def _colorbar_px(trace, base: float = 12) -> float:
     return 2 * (bar.xpad if bar.xpad is not None else 10) + inner
 
 
-def _make_room(layout: dict, traces) -> None:
+def make_room(layout: dict, traces) -> None:
     """Grow each side of layout["margin"] to hold what Plotly would grow it for (see X_LABELS_PX), at the
     font sizes the layout sets (Plotly's own otherwise); a legend beside the plot goes at its edge, as
     colorbars do (COLORBAR_PAD)."""
@@ -211,7 +211,7 @@ def figure(traces, title: str, height: float, layout: dict | None = None, **styl
     base = dict(title=dict(text=title, x=0.0, xanchor="left"), height=max(MIN_HEIGHT, int(height)),
                 margin=dict(l=60, r=30, t=60 if title else 30, b=50), datarevision=0)
     full = _house(merge(merge(base, style), layout))
-    _make_room(full, traces)
+    make_room(full, traces)
     return go.Figure(data=traces, layout=full)
 
 

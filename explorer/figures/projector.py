@@ -2,15 +2,15 @@
 
 `for_projector(fig, large=True, dark=False)` returns a copy in the house style with bigger fonts and, for
 `dark`, dark backgrounds and light text; its margins are measured again at the new sizes (layout.py
-`_make_room`), so nothing is cut off and Plotly need not grow them (a second draw).
+`make_room`), so nothing is cut off and Plotly need not grow them (a second draw).
 """
 
 from __future__ import annotations
 
 import plotly.graph_objects as go
 
-from explorer.diagram import DRAWING, MIN_PX_PER_UNIT, sized
-from explorer.figures.layout import _make_room, copy_figure, no_template
+from explorer.figures.diagram import DRAWING, MIN_PX_PER_UNIT, sized
+from explorer.figures.layout import copy_figure, make_room, no_template
 
 # Presenter sizes in px: a projector's 1280 x 720 seen from the back of a room.
 TEXT_PX = 16     # the figure's base font: legends, annotations, hover
@@ -61,7 +61,7 @@ def _enlarge(layout: dict, traces) -> None:
 
 def _enlarge_drawing(layout: dict, max_height: float | None) -> None:
     """A diagram's text at TICK_PX at least, drawn at its own scale or, to fit `max_height`, smaller down to
-    MIN_PX_PER_UNIT, where its boxes still hold that text (explorer/diagram.py); DRAWING_WIDTH_PX wide at
+    MIN_PX_PER_UNIT, where its boxes still hold that text (explorer/figures/diagram.py); DRAWING_WIDTH_PX wide at
     least, so that its title takes fewer lines."""
     layout["annotations"] = [{**a, "font": _at_least(a.get("font"), TICK_PX)} for a in layout.get("annotations", ())]
     layout["hoverlabel"] = {**(layout.get("hoverlabel") or {}), "font": dict(size=TICK_PX)}
@@ -116,7 +116,7 @@ def for_projector(fig: go.Figure, large: bool = True, dark: bool = False,
         if max_height and (layout.get("height") or 450) > max_height:
             layout["height"] = int(max_height)
         if large:
-            _make_room(layout, out.data)
+            make_room(layout, out.data)
     out.layout = layout
     return out
 

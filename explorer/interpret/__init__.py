@@ -3,7 +3,7 @@ its heads grew. No Streamlit; usable from a notebook, the CLI (`python -m explor
 app's "Inside the model" page.
 
     from explorer.interpret import ablate, logit_lens, make_pair, patch, embedding_geometry
-    from explorer.subject import load_model
+    from explorer.store.subject import load_model
     model, task = load_model("reversal-fast")          # a shipped model or a saved run
     table = ablate(model, task, mode="zero")           # DataFrame: kind, layer, head, exact, token_acc, loss, drops
     table.attrs["baseline"]                            # the intact model's metrics
@@ -21,13 +21,13 @@ as `explorer.inspect.ATTENTION_KINDS`), "enc_ffn", "dec_ffn" (see `parts`).
 Figures: `explorer.figures.interpret`.
 """
 
-from .ablation import COLUMNS as ABLATION_COLUMNS
-from .ablation import METRICS, MODES, ablate, heads_grid, knocked_out, metrics, val_means, without
-from .geometry import Projection, cosine, embedding_geometry, pca
-from .lens import Lens, lens_of, logit_lens
-from .over_training import heads_over_training, specialised_at
-from .parts import FFN_KINDS, Part, parts
-from .patching import Pair, every_head, grid, make_pair, patch, patched_logits
+from explorer.interpret.ablation import COLUMNS as ABLATION_COLUMNS
+from explorer.interpret.ablation import METRICS, MODES, ablate, heads_grid, knocked_out, metrics, val_means, without
+from explorer.interpret.geometry import Projection, cosine, embedding_geometry, pca
+from explorer.interpret.lens import Lens, lens_of, logit_lens
+from explorer.interpret.over_training import heads_over_training, specialised_at
+from explorer.interpret.parts import FFN_KINDS, Part, parts
+from explorer.interpret.patching import Pair, every_head, grid, make_pair, patch, patched_logits
 
 __all__ = ["ABLATION_COLUMNS", "FFN_KINDS", "Lens", "METRICS", "MODES", "Pair", "Part", "Projection", "ablate",
            "cosine", "embedding_geometry", "every_head", "grid", "heads_grid", "heads_over_training", "knocked_out",

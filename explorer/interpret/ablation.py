@@ -18,12 +18,12 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from ..evaluation import evaluate
-from ..task_kinds import KINDS
-from ..tasks import Task
-from ..views_data import single_threaded
-from .parts import Part, head_columns, module, parts
-from .replay import Tapes
+from explorer.analysis.views import single_threaded
+from explorer.evaluation import evaluate
+from explorer.interpret.parts import Part, head_columns, module, parts
+from explorer.interpret.replay import Tapes
+from explorer.task_kinds import KINDS
+from explorer.tasks import Task
 
 MODES = ("zero", "mean")
 METRICS = ("exact", "token_acc", "loss")   # exact: greedy exact match (seq2seq), accuracy (classify), next-token (lm)

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from torch import nn
 
-from ..tasks import SPECIALS, Task
+from explorer.tasks import SPECIALS, Task
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from ..inspect import capture
-from ..tasks import Task
-from ..views_data import single_threaded
-from .parts import Inputs, example_inputs, output_logits
+from explorer.analysis.views import single_threaded
+from explorer.inspect import capture
+from explorer.interpret.parts import Inputs, example_inputs, output_logits
+from explorer.tasks import Task
 
 
 @dataclass(frozen=True)

@@ -14,12 +14,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .. import checkpoints, runs
-from ..checkpoints import read_meta
-from ..evaluation import AttentionSnapshot
-from ..snapshots import load_snapshots, save_snapshots
-from ..tasks import Task, TaskConfig, make_task
-from ..views_data import head_entropy, match_scores
+from explorer.analysis.views import head_entropy, match_scores
+from explorer.evaluation import AttentionSnapshot
+from explorer.store import checkpoints, runs, snapshots
+from explorer.store.checkpoints import read_meta
+from explorer.store.snapshots import load_snapshots, save_snapshots
+from explorer.tasks import Task, TaskConfig, make_task
 
 COLUMNS = ["step", "kind", "layer", "head", "entropy", "match"]
 
@@ -38,27 +38,22 @@ def reference(task: Task, snap: AttentionSnapshot) -> np.ndarray | None:
     return np.eye(q, k, -1) if snap.kind == "dec_self" else None
 
 
-def shipped_folder() -> Path:
-    """Where the shipped models' replayed snapshots live (`replay_snapshots`), one folder per model."""
-    return checkpoints.PRETRAINED_DIR / "snapshots"
-
-
 def replay_snapshots(name: str, every: int = 20) -> Path:
     """Train shipped model `name` again from its recipe, recording a snapshot every `every` steps, and keep them
-    in shipped_folder()/name if the replay ends with exactly the shipped weights (snapshots only read the
-    model, so it does when the CPU kernels are those it was built with: explorer.pretrain.KERNELS)."""
-    from .. import pretrain  # the recipes train models: only this command needs them
+    in snapshots.shipped_folder()/name if the replay ends with exactly the shipped weights (snapshots only read the
+    model, so it does when the CPU kernels are those it was built with: explorer.store.shipped.KERNELS)."""
+    from explorer.store import shipped  # the recipes train models: only this command needs them
 
-    r = pretrain.recipe(name)
-    model, _, history = pretrain.train_recipe(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
+    r = shipped.recipe(name)
+    model, _, history = shipped.train_recipe(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
     shipped, _ = checkpoints.load_pretrained(name)
     ours, theirs = model.state_dict(), shipped.state_dict()
     off = max(float((ours[k] - theirs[k]).abs().max()) for k in theirs)
     if off > 0:
-        kernels = " ".join(f"{k}={v}" for k, v in pretrain.KERNELS.items())
+        kernels = " ".join(f"{k}={v}" for k, v in shipped.KERNELS.items())
         raise ValueError(f"the replay of {name!r} ends {off:.2g} away from the shipped weights, so its snapshots "
                          f"are not that model's; run it with {kernels}")
-    folder = shipped_folder() / name
+    folder = snapshots.shipped_folder() / name
     folder.mkdir(parents=True, exist_ok=True)
     return save_snapshots(folder, [h.snapshot for h in history if h.snapshot is not None])
 
@@ -68,7 +63,7 @@ def snapshots_of(run) -> tuple[list[AttentionSnapshot], Task]:
     (`replay_snapshots`); ValueError when it has none to show."""
     entry = {e["name"]: e for e in checkpoints.pretrained_manifest()}.get(run) if isinstance(run, str) else None
     if entry is not None:
-        snaps = load_snapshots(shipped_folder() / run)
+        snaps = load_snapshots(snapshots.shipped_folder() / run)
         if not snaps:
             raise ValueError(f"{run!r} is a shipped model whose training was not replayed; run python -m explorer "
                              f"interpret snapshots --model {run}")
@@ -119,5 +114,5 @@ def specialised_at(table: pd.DataFrame, threshold: float = 0.5) -> pd.DataFrame:
             .rename("step").reset_index())
 
 
-__all__ = ["COLUMNS", "heads_over_training", "reference", "replay_snapshots", "shipped_folder", "snapshots_of",
+__all__ = ["COLUMNS", "heads_over_training", "reference", "replay_snapshots", "snapshots_of",
            "specialised_at"]

@@ -12,8 +12,8 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from ..model import MultiHeadAttention
-from ..tasks import BOS, EOS, Task
+from explorer.model import MultiHeadAttention
+from explorer.tasks import BOS, EOS, Task
 
 FFN_KINDS = {"enc_ffn": "Encoder FFN", "dec_ffn": "Decoder FFN"}
 _STACK = {"enc_self": "encoder", "dec_self": "decoder", "cross": "decoder", "enc_ffn": "encoder",

@@ -16,9 +16,9 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from ..tasks import SPECIALS, Task
-from ..views_data import single_threaded
-from .parts import Inputs, Part, head_columns, inputs, module, parts
+from explorer.analysis.views import single_threaded
+from explorer.interpret.parts import Inputs, Part, head_columns, inputs, module, parts
+from explorer.tasks import SPECIALS, Task
 
 
 @dataclass(frozen=True)

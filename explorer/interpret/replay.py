@@ -16,7 +16,7 @@ from contextlib import contextmanager
 
 from torch import nn
 
-from .parts import Part, module, stack
+from explorer.interpret.parts import Part, module, stack
 
 
 class _Inputs:

@@ -3,7 +3,7 @@ computed (every head, sublayer and FFN of reversal-fast knocked out takes ~10 s 
 
     python -m explorer interpret ablate --model NAME --store      # pretrained/ablation/NAME.json, both modes
 
-A table is used only for the weights it was computed from (`views_data.fingerprint`) and the same number of
+A table is used only for the weights it was computed from (`analysis.views.fingerprint`) and the same number of
 validation examples; tests/unit/test_interpret.py checks every shipped model has one and recomputes some.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 import pandas as pd
 from torch import nn
 
-from .. import checkpoints
-from ..subject import load_model
-from ..views_data import fingerprint
-from .ablation import MODES, ablate, table_of
+from explorer.analysis.views import fingerprint
+from explorer.interpret.ablation import MODES, ablate, table_of
+from explorer.store import checkpoints
+from explorer.store.subject import load_model
 
 STORED_N = 200   # validation examples of a stored table: the page's count (ui.inside.N_EXAMPLES)
 

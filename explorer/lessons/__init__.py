@@ -13,8 +13,18 @@ computes the missing ones into pretrained/experiments/ (explorer/cli/lessons.py)
 
 from __future__ import annotations
 
-from . import ch2, lesson46, module6
-from .base import SHIPPED_RESULTS, Control, Lesson, Question, Reveal, SeedCheck, Step, View, in_students_words
+from explorer.lessons import ch2, lesson46, module6
+from explorer.lessons.base import (
+           SHIPPED_RESULTS,
+           Control,
+           Lesson,
+           Question,
+           Reveal,
+           SeedCheck,
+           Step,
+           View,
+           in_students_words,
+)
 
 LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}
 

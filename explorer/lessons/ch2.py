@@ -9,6 +9,8 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from explorer.analysis.gradients import DepthProfile, depth_profile
+from explorer.analysis.views import single_threaded
 from explorer.config import human
 from explorer.experiments.label_smoothing import target_entropy
 from explorer.figures.architecture import param_breakdown
@@ -17,13 +19,10 @@ from explorer.figures.curves import line_chart
 from explorer.figures.gradients import grad_norm_profile
 from explorer.figures.outputs import output_heatmap
 from explorer.figures.positional import similarity_heatmap
-from explorer.gradients import DepthProfile, depth_profile
-from explorer.views_data import single_threaded
-
-from . import ch2_reveals as answers
-from . import ch2_views as live
-from . import facts
-from .base import Control, Lesson, Question, Reveal, SeedCheck, Step, View
+from explorer.lessons import ch2_reveals as answers
+from explorer.lessons import ch2_views as live
+from explorer.lessons import facts
+from explorer.lessons.base import Control, Lesson, Question, Reveal, SeedCheck, Step, View
 
 D_HEAD = Control("d_head", "Head dimension", (8, 16, 32, 64), 16, "Width of one head's queries and keys")
 SEED = Control("seed", "Seed", (0, 1, 2, 3), 0, "Initial weights and the random batch; both stacks share them")

@@ -3,10 +3,9 @@ choices the evidence supports, or none when it decides nothing."""
 
 from __future__ import annotations
 
-from explorer.evidence import Claim, weigh
+from explorer.analysis.evidence import Claim, weigh
 from explorer.experiments import Result
-
-from .base import Reveal, SeedCheck, View, result_figure
+from explorer.lessons.base import Reveal, SeedCheck, View, result_figure
 
 INCONCLUSIVE = "The measurement does not decide this question at this budget, so no choice is marked right."
 NONE_OF_THEM, MOST, SOME = "almost none (under 10%)", "most of them (over 50%)", "some (10-50%)"

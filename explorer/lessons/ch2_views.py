@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 import torch
 
+from explorer.analysis.views import single_threaded
 from explorer.config import REFERENCE_PRESETS, ModelConfig, attention_params, human, param_count, param_story
 from explorer.figures.positional import similarity_heatmap
 from explorer.inspect import capture
@@ -17,7 +18,6 @@ from explorer.losses import label_smoothing_loss
 from explorer.model import build_model
 from explorer.positional import rope_angles, rope_rotate, sinusoidal_table
 from explorer.tasks import TASK_PRESETS, Task, make_task
-from explorer.views_data import single_threaded
 
 TOKENS = (5, 9, 2, 7, 3, 8)          # a source sentence of token ids (no padding, no specials)
 SHUFFLE = (3, 0, 5, 1, 4, 2)         # the same tokens in another order

@@ -8,9 +8,8 @@ import numpy as np
 from explorer.config import ModelConfig, attention_params, ffn_params
 from explorer.figures.curves import line_chart
 from explorer.figures.positional import pe_heatmap
+from explorer.lessons.base import Control, Reveal, SeedCheck, View
 from explorer.positional import sinusoidal_table
-
-from .base import Control, Reveal, SeedCheck, View
 
 D_MODEL = Control("d_model", "d_model", (16, 32, 64, 128), 64, "The width of every position's encoding vector")
 POSITIONS = Control("positions", "Positions", (25, 50, 100, 200), 100)

@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from explorer.experiments._order import OrderParams
 from explorer.experiments.norm import NormParams
-
-from . import facts
-from . import lesson46_reveals as answers
-from . import lesson46_views as views
-from .base import Lesson, Question, Step
+from explorer.lessons import facts
+from explorer.lessons import lesson46_reveals as answers
+from explorer.lessons import lesson46_views as views
+from explorer.lessons.base import Lesson, Question, Step
 
 # Pre-LN vs Post-LN: the default budget (3 seeds x 300 steps, warmup 0) already decides both training claims
 # of part (b); part (a), gradients at initialisation, stayed undecided at 3 and at 8 seeds and is not asked

@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import math
 
-from explorer.evidence import Evidence, one_sample
+from explorer.analysis.evidence import Evidence, one_sample
 from explorer.experiments import EXPERIMENTS, Result
 from explorer.experiments.base import pct, stat
 from explorer.experiments.norm import DIVERGED, LOSS, MARGIN, POST, PRE, RATIO_P
-
-from .base import Reveal, View, result_figure
+from explorer.lessons.base import Reveal, View, result_figure
 
 CHANCE, BETWEEN, LEARNED = "about 50%: chance", "between 65% and 90%", "above 90%"
 ORDER_CHOICES = (LEARNED, BETWEEN, CHANCE)   # from the top band down: the right one's place says nothing

@@ -11,20 +11,19 @@ from functools import lru_cache
 import numpy as np
 import torch
 
-from explorer.checkpoints import load_pretrained
+from explorer.analysis.equivalence import attention_check, block_check, sci
+from explorer.analysis.views import attention_for, single_threaded
 from explorer.config import ModelConfig, param_count
-from explorer.equivalence import attention_check, block_check, sci
 from explorer.figures.architecture import architecture_diagram, block_diagram, param_breakdown
 from explorer.figures.attention import attention_mosaic
 from explorer.figures.positional import pe_heatmap
 from explorer.inspect import capture
+from explorer.lessons import facts
+from explorer.lessons.base import Control, Reveal, View
 from explorer.model import build_model
 from explorer.positional import sinusoidal_table
+from explorer.store.checkpoints import load_pretrained
 from explorer.tasks import TaskConfig, make_task
-from explorer.views_data import attention_for, single_threaded
-
-from . import facts
-from .base import Control, Reveal, View
 
 # The notebook's sizes: D (d_model), H (heads), FF (the feed-forward width), T (sequence length).
 D, H, FF, T = 16, 4, 32, 8

@@ -8,18 +8,17 @@ from functools import lru_cache
 import numpy as np
 import pandas as pd
 
-from explorer.checkpoints import load_pretrained
+from explorer.analysis.views import output_distribution
 from explorer.config import ModelConfig, param_count
 from explorer.evaluation import evaluate
 from explorer.experiments import Result
 from explorer.experiments.residuals import MARGIN
 from explorer.figures.architecture import block_diagram, param_breakdown
 from explorer.figures.outputs import output_heatmap
+from explorer.lessons import facts
+from explorer.lessons.base import Control, Lesson, Question, Reveal, Step, View, result_figure
+from explorer.store.checkpoints import load_pretrained
 from explorer.tasks import TASK_PRESETS, make_task
-from explorer.views_data import output_distribution
-
-from . import facts
-from .base import Control, Lesson, Question, Reveal, Step, View, result_figure
 
 NORM = Control("norm", "LayerNorm", ("pre", "post"), "pre", "Pre-LN: x + f(LayerNorm(x)); Post-LN: LayerNorm(x + f(x))")
 LM = "char-lm"   # the shipped tiny language model

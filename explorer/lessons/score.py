@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .base import Question, Reveal
+from explorer.lessons.base import Question, Reveal
 
 
 def tally(answered: Iterable[tuple[Question, object, Reveal]]) -> tuple[int, int]:

@@ -34,19 +34,19 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .db import Database, RoomError
-from .input import (  # noqa: F401
+from explorer.rooms.db import Database, RoomError
+from explorer.rooms.input import (  # noqa: F401
     ALPHABET,
     CODE_LEN,
     MAX_CHOICE,
     MAX_NICKNAME,
-    _token,
-    _value,
-    _where,
+    checked_token,
+    checked_value,
+    checked_where,
     normalise_code,
     sanitise_nickname,
 )
-from .seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
+from explorer.rooms.seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
@@ -85,7 +85,7 @@ def _hash(text: str) -> str:
 
 def _teacher_hash(teacher) -> str:
     """What the rooms file records of a teacher's owner id: its hash, so the file names no visitor."""
-    return _hash(f"explorer-teacher:{_token(teacher)}")
+    return _hash(f"explorer-teacher:{checked_token(teacher)}")
 
 
 def _pin_hash(code: str, pin: str) -> str:
@@ -100,7 +100,7 @@ class Rooms(Seats, Database):
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         if path is None:
-            from ..runs import runs_dir  # lazily: explorer.runs imports torch
+            from explorer.store.runs import runs_dir  # lazily: explorer.store.runs imports torch
             path = runs_dir() / FILE_NAME
         self._clock, self._guard = clock, threading.Lock()
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
@@ -160,7 +160,7 @@ class Rooms(Seats, Database):
                                     (code, lesson, step)).fetchone() is not None
 
     def revealed(self, code, lesson, step) -> bool:
-        lesson, step = _where(lesson, step)
+        lesson, step = checked_where(lesson, step)
         return self._revealed(normalise_code(code), lesson, step)
 
     def is_teacher(self, code, teacher) -> bool:
@@ -179,7 +179,7 @@ class Rooms(Seats, Database):
 
     def create(self, lesson: str, step: int, teacher: str) -> str:
         """A new room on (lesson, step), taught by the browser whose owner id is `teacher`: its code."""
-        lesson, step = _where(lesson, step)
+        lesson, step = checked_where(lesson, step)
         wanted, now = _teacher_hash(teacher), self._clock()
         with self._write() as conn:
             conn.execute("DELETE FROM rooms WHERE touched < ?", (now - RETAIN_S,))
@@ -207,7 +207,7 @@ class Rooms(Seats, Database):
         if not self._is_teacher(conn, code, wanted):
             raise RoomError(f"this browser does not teach room {code}: on the teacher's device, ask for a PIN "
                             "under *Another device* and type it here")
-        if tab is not None and not self._holds(conn, row, _token(tab), take_over=False):
+        if tab is not None and not self._holds(conn, row, checked_token(tab), take_over=False):
             raise RoomError(f"another tab is teaching room {code}: this one is read-only (take over to teach here)")
         return row
 
@@ -222,7 +222,7 @@ class Rooms(Seats, Database):
     def claim(self, code, teacher, tab, take_over: bool = False) -> bool:
         """True if this teacher tab holds the room (claiming it if free); call it as the tab's heartbeat.
         False: another tab holds it, this one is read-only unless it takes over."""
-        code, tab = normalise_code(code), _token(tab)
+        code, tab = normalise_code(code), checked_token(tab)
         with self._write() as conn:
             return self._holds(conn, self._teacher_row(conn, code, teacher, None), tab, take_over)
 
@@ -236,13 +236,13 @@ class Rooms(Seats, Database):
             conn.execute("UPDATE rooms SET version = version + 1, touched = ? WHERE code = ?", (self._clock(), code))
 
     def move(self, code, teacher, lesson, step, tab: str | None = None) -> None:
-        lesson, step = _where(lesson, step)
+        lesson, step = checked_where(lesson, step)
         self._teach(code, teacher, tab, "UPDATE rooms SET lesson = ?, step = ? WHERE code = ?",
                     (lesson, step, normalise_code(code)))
 
     def reveal(self, code, teacher, lesson, step, tab: str | None = None) -> None:
         """Show (lesson, step)'s answer on every screen; its predictions are final from now on."""
-        lesson, step = _where(lesson, step)
+        lesson, step = checked_where(lesson, step)
         self._teach(code, teacher, tab, "INSERT OR IGNORE INTO reveals (room, lesson, step, revealed_at) "
                     "VALUES (?, ?, ?, ?)", (normalise_code(code), lesson, step, self._clock()))
 
@@ -307,7 +307,7 @@ class Rooms(Seats, Database):
                 conn.execute(void, (code,))
                 conn.execute("INSERT INTO teachers (room, teacher_hash, added) VALUES (?, ?, ?)", (code, wanted, now))
                 if member is not None:
-                    conn.execute("DELETE FROM members WHERE room = ? AND member_id = ?", (code, _token(member)))
+                    conn.execute("DELETE FROM members WHERE room = ? AND member_id = ?", (code, checked_token(member)))
                     conn.execute("UPDATE rooms SET tally = tally + 1 WHERE code = ?", (code,))
         if refused is not None:
             raise RoomError(refused)

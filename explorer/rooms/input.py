@@ -8,7 +8,7 @@ import numbers
 import re
 import unicodedata
 
-from .db import RoomError
+from explorer.rooms.db import RoomError
 
 ALPHABET = "23456789ABCDEFGHJKMNPQRSTVWXYZ"   # no 0/O, 1/I/L, nor U (read as V): 30 symbols
 CODE_LEN = 7
@@ -38,14 +38,14 @@ def sanitise_nickname(text) -> str:
     return " ".join(text.split())[:MAX_NICKNAME].strip()
 
 
-def _token(value) -> str:
+def checked_token(value) -> str:
     """A member id or a teacher tab id, as `new_id()` makes them."""
     if not isinstance(value, str) or not _ID.fullmatch(value):
         raise RoomError("this browser's id in the link is malformed: reopen the link without it to get a new one")
     return value
 
 
-def _where(lesson, step) -> tuple[str, int]:
+def checked_where(lesson, step) -> tuple[str, int]:
     if not isinstance(lesson, str) or not _LESSON.fullmatch(lesson):
         raise RoomError(f"lesson={str(lesson)[:20]!r} is not a lesson id: use letters, digits, '.', '_' or '-'")
     if isinstance(step, bool) or not isinstance(step, numbers.Integral) or not 0 <= step < 1000:
@@ -53,7 +53,7 @@ def _where(lesson, step) -> tuple[str, int]:
     return lesson, int(step)
 
 
-def _value(value) -> tuple[float, bool]:
+def checked_value(value) -> tuple[float, bool]:
     """(value, is_choice): an int is a choice index, a float a number."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise RoomError(f"{str(value)[:20]!r} is not a prediction: pick a choice or type a number")

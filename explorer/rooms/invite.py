@@ -11,7 +11,7 @@ import socket
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
-from .input import normalise_code
+from explorer.rooms.input import normalise_code
 
 PUBLIC_ENV = "EXPLORER_PUBLIC_URL"
 CLASS_COMMAND = "streamlit run app.py --server.address 0.0.0.0"

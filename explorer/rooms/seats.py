@@ -7,8 +7,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .db import RoomError
-from .input import _token, _value, _where, normalise_code, sanitise_nickname
+from explorer.rooms.db import RoomError
+from explorer.rooms.input import checked_token, checked_value, checked_where, normalise_code, sanitise_nickname
 
 MAX_MEMBERS = 200
 LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
@@ -28,7 +28,7 @@ class Seats:
 
     def join(self, code, member_id, nickname: str = "") -> Member:
         """Take (or take back) a seat; a reopened tab with the same member id keeps its predictions."""
-        code, member_id, nickname = normalise_code(code), _token(member_id), sanitise_nickname(nickname)
+        code, member_id, nickname = normalise_code(code), checked_token(member_id), sanitise_nickname(nickname)
         now = self._clock()
         with self._write() as conn:
             self._open_row(conn, code)
@@ -48,7 +48,7 @@ class Seats:
 
     def member(self, code, member_id) -> Member | None:
         row = self._conn().execute("SELECT * FROM members WHERE room = ? AND member_id = ?",
-                                   (normalise_code(code), _token(member_id))).fetchone()
+                                   (normalise_code(code), checked_token(member_id))).fetchone()
         return None if row is None else Member(row["room"], row["member_id"], row["nickname"], row["joined"])
 
     def _limit(self, code: str, member_id: str) -> None:
@@ -67,8 +67,8 @@ class Seats:
     def predict(self, code, member_id, lesson, step, value) -> None:
         """Lock a prediction (an int: a choice index; a float: a number) on the room's current step.
         A second lock replaces the first until the step is revealed."""
-        code, member_id = normalise_code(code), _token(member_id)
-        (lesson, step), (number, is_choice) = _where(lesson, step), _value(value)
+        code, member_id = normalise_code(code), checked_token(member_id)
+        (lesson, step), (number, is_choice) = checked_where(lesson, step), checked_value(value)
         self._limit(code, member_id)
         now = self._clock()
         with self._write() as conn:
@@ -87,10 +87,10 @@ class Seats:
             conn.execute("UPDATE rooms SET tally = tally + 1, touched = ? WHERE code = ?", (now, code))
 
     def prediction(self, code, member_id, lesson, step) -> int | float | None:
-        lesson, step = _where(lesson, step)
+        lesson, step = checked_where(lesson, step)
         row = self._conn().execute(
             "SELECT value, is_choice FROM predictions WHERE room = ? AND member_id = ? AND lesson = ? AND step = ?",
-            (normalise_code(code), _token(member_id), lesson, step)).fetchone()
+            (normalise_code(code), checked_token(member_id), lesson, step)).fetchone()
         return None if row is None else (int(row["value"]) if row["is_choice"] else row["value"])
 
     # --- the class as a whole (anonymous)
@@ -103,7 +103,7 @@ class Seats:
 
     def count(self, code, lesson, step) -> tuple[int, int]:
         """(members who locked a prediction on this step, members who joined): "23 of 27 predicted"."""
-        code, (lesson, step) = self._known(code), _where(lesson, step)
+        code, (lesson, step) = self._known(code), checked_where(lesson, step)
         row = self._conn().execute(
             "SELECT (SELECT COUNT(*) FROM predictions WHERE room = ? AND lesson = ? AND step = ?), "
             "(SELECT COUNT(*) FROM members WHERE room = ?)", (code, lesson, step, code)).fetchone()
@@ -111,7 +111,7 @@ class Seats:
 
     def distribution(self, code, lesson, step, teacher: str | None = None) -> dict[int | float, int]:
         """How many locked each value, in value order: for everyone after the reveal, before it for the teacher."""
-        code, (lesson, step) = self._known(code), _where(lesson, step)
+        code, (lesson, step) = self._known(code), checked_where(lesson, step)
         if not self._revealed(code, lesson, step) and not self.is_teacher(code, teacher):
             raise RoomError("the class's predictions are shown after the reveal")
         rows = self._conn().execute(

@@ -12,9 +12,8 @@ two ends: every other bound a trial's config has is a bound on one field).
 from __future__ import annotations
 
 from explorer.config import ModelConfig
-
-from .space import FIELDS, Dim
-from .trial import configs
+from explorer.search.space import FIELDS, Dim
+from explorer.search.trial import configs
 
 COUPLED = ("d_model", "n_heads", "pos_encoding")
 

@@ -28,15 +28,24 @@ from optuna.trial import TrialState
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.runs import safe_name, save_run
+from explorer.search.executors import SerialExecutor
+from explorer.search.space import suggest
+from explorer.search.study import (
+    INTERRUPTED,
+    SearchSpec,
+    best,
+    counts,
+    direction_of,
+    fail_stale,
+    failure,
+    open_study,
+    trial_rows,
+)
+from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
+from explorer.store.runs import safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state
-
-from .executors import SerialExecutor
-from .space import suggest
-from .study import INTERRUPTED, SearchSpec, best, counts, direction_of, fail_stale, failure, open_study, trial_rows
-from .trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
 
 STOP_GRACE_S = 10.0   # after a stop, how long running trials get to notice it
 STALE_CHECK_S = 1.0   # while waiting on other drivers' trials, how often to look for stale ones
@@ -63,7 +72,7 @@ _TASKS: dict[str, object] = {}
 
 
 def save_trial_run(payload: dict, name: str, owner: str | None, extra: dict):
-    """Save a trial's run (weights, history and what resuming needs) as explorer.runs saves any run."""
+    """Save a trial's run (weights, history and what resuming needs) as explorer.store.runs saves any run."""
     key = json.dumps(payload["task_cfg"], sort_keys=True)
     if key not in _TASKS:
         _TASKS.clear()  # one study uses one task: keep one

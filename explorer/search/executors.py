@@ -3,7 +3,7 @@
 
     SerialExecutor()            in this process, one at a time (tests, a server that must keep its cores)
     ProcessExecutor(n)          n spawned worker processes on this machine, one torch thread each
-    PooledExecutor(inner)       the app's: each trial first takes a slot of the server's pool (explorer/slots.py)
+    PooledExecutor(inner, pool) the app's: each trial first takes a slot of the server's pool (explorer/jobs/slots.py)
     RayExecutor(address)        Ray tasks on an existing cluster, one CPU each (explorer/search/ray_cluster.py)
 
 Each has `workers` (trials at once), `ready()` (may a trial start now), `submit(fn, arg)`, `cancel(future)`,
@@ -19,7 +19,7 @@ import threading
 import time
 from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
-from . import worker
+from explorer.search import worker
 
 log = logging.getLogger(__name__)
 
@@ -115,7 +115,7 @@ def server_processes(workers: int) -> ProcessPoolExecutor:
 
 
 class _Slot:
-    """A place in the server's slot pool for one trial (explorer/slots.py)."""
+    """A place in the server's slot pool for one trial (explorer/jobs/slots.py)."""
 
     def __init__(self) -> None:
         self.granted = threading.Event()
@@ -128,10 +128,8 @@ class PooledExecutor(Executor):
     """`inner` behind the server's slot pool: a trial starts once it holds a slot, which it gives back
     when it ends, so a search queues with the training runs and never takes more cores than its slots."""
 
-    def __init__(self, inner, pool=None) -> None:
-        from explorer.slots import slot_pool
-
-        self.inner, self.pool = inner, pool or slot_pool()
+    def __init__(self, inner, pool) -> None:
+        self.inner, self.pool = inner, pool
         self.workers = inner.workers
         self._pending: _Slot | None = None
 

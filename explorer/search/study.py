@@ -33,13 +33,12 @@ import sqlalchemy.exc
 from optuna.trial import TrialState
 
 from explorer.limits import check_search
-from explorer.recipes import RECOMMENDED, recommended
-from explorer.runs import runs_dir
+from explorer.search.check import check_space
+from explorer.search.space import FIELDS, grid, grid_size, parse_space
+from explorer.search.trial import PRUNERS, configs
+from explorer.store.runs import runs_dir
 from explorer.tasks import TASKS, own_data
-
-from .check import check_space
-from .space import FIELDS, grid, grid_size, parse_space
-from .trial import PRUNERS, configs
+from explorer.tasks.recipes import RECOMMENDED, recommended
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
 logging.getLogger("optuna").propagate = False
@@ -66,7 +65,7 @@ def direction_of(metric: str) -> str:
 
 
 def base_settings(preset: str, space: dict) -> dict:
-    """The settings a trial starts from: the task's recommended recipe (explorer/recipes.py) for what
+    """The settings a trial starts from: the task's recommended recipe (explorer/tasks/recipes.py) for what
     the space leaves fixed. d_ff follows d_model (2x) when d_model is searched and d_ff is not."""
     if preset not in RECOMMENDED:
         return {}

@@ -11,7 +11,7 @@ Layout: `base` (ids, TaskConfig, presets, Batch, Task), `sampling` (distinct row
 
 from __future__ import annotations
 
-from .base import (
+from explorer.tasks.base import (
     ARCH_FOR_KIND,
     BOS,
     EOS,
@@ -24,12 +24,12 @@ from .base import (
     Task,
     TaskConfig,
 )
-from .charlm import CharLM
-from .corpus import CORPUS
-from .order import Order, OrderVectors
-from .own_data import Pairs
-from .scan import Scan
-from .seq2seq import Copy, Reversal, Sort
+from explorer.tasks.charlm import CharLM
+from explorer.tasks.corpus import CORPUS
+from explorer.tasks.order import Order, OrderVectors
+from explorer.tasks.own_data import Pairs
+from explorer.tasks.scan import Scan
+from explorer.tasks.seq2seq import Copy, Reversal, Sort
 
 TASKS: dict[str, type[Task]] = {"reversal": Reversal, "copy": Copy, "sort": Sort, "order": Order,
                                 "order-vectors": OrderVectors, "char-lm": CharLM, "scan": Scan, "pairs": Pairs}

@@ -119,7 +119,7 @@ class Batch:
         return 0 if first is None else len(first)
 
 
-def _take(batch: Batch, idx) -> Batch:
+def take_rows(batch: Batch, idx) -> Batch:
     return Batch(*(None if t is None else t[idx] for t in (batch.src, batch.tgt_in, batch.tgt_out, batch.label)))
 
 
@@ -138,7 +138,7 @@ def _trim(batch: Batch) -> Batch:
     return Batch(src, tin, tout, batch.label)
 
 
-def _pair_batch(pairs: list[tuple[list[int], list[int]]], src_len: int, tgt_len: int) -> Batch:
+def pair_batch(pairs: list[tuple[list[int], list[int]]], src_len: int, tgt_len: int) -> Batch:
     """Source and target ids as a seq2seq Batch: src, BOS + target, target + EOS (PAD on the right)."""
     src = np.full((len(pairs), src_len), PAD, dtype=np.int64)
     tin, tout = np.full((2, len(pairs), tgt_len + 1), PAD, dtype=np.int64)
@@ -152,7 +152,7 @@ def shown(word: str, limit: int = 12) -> str:
     return repr(word) if len(word) <= limit else f"{word[:limit]!r}… ({len(word):,} characters)"
 
 
-def _ids(x) -> list:
+def as_ids(x) -> list:
     if isinstance(x, (torch.Tensor, np.ndarray)):
         return x.tolist()
     return [int(i) for i in x]
@@ -210,7 +210,7 @@ class Task:
             idx = same[torch.randint(len(same), (batch_size,), generator=generator)]
         else:  # one length only (or uniform draws asked): the plain draw, same random numbers
             idx = torch.randint(len(self.train), (batch_size,), generator=generator)
-        return _trim(_take(self.train, idx))
+        return _trim(take_rows(self.train, idx))
 
     def _length_buckets(self) -> tuple[list[torch.Tensor], torch.Tensor]:
         """(row indices per bucket, bucket of every row) of the training split, cached per bucket count."""
@@ -231,7 +231,7 @@ class Task:
         if batch_size < 1:
             raise ValueError(f"batch_size={batch_size} must be >= 1")
         for start in range(0, len(self.val), batch_size):
-            yield _trim(_take(self.val, slice(start, start + batch_size)))
+            yield _trim(take_rows(self.val, slice(start, start + batch_size)))
 
     def example(self, split: str = "val", index: int = 0) -> tuple[list, list]:
         batch = {"train": self.train, "val": self.val}.get(split)
@@ -247,7 +247,7 @@ class Task:
 
     # -- text ------------------------------------------------------------------------------
     def tokens(self, ids) -> list[str]:
-        return [self.vocab[i] if 0 <= i < len(self.vocab) else f"<{i}>" for i in _ids(ids)]
+        return [self.vocab[i] if 0 <= i < len(self.vocab) else f"<{i}>" for i in as_ids(ids)]
 
     def position_labels(self, src_row) -> list[str]:
         return self.tokens(src_row)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import SPECIALS, Batch, Task, _ids
-from .corpus import CORPUS
-from .own_data import check_text, name_chars
+from explorer.tasks.base import SPECIALS, Batch, Task, as_ids
+from explorer.tasks.corpus import CORPUS
+from explorer.tasks.own_data import check_text, name_chars
 
 _VISIBLE = {" ": "␣", "\n": "⏎"}
 
@@ -68,7 +68,7 @@ class CharLM(Task):
 
     def solve(self, src_ids):
         """The characters that follow each position where the input first occurs in the text."""
-        ids = _ids(src_ids)
+        ids = as_ids(src_ids)
         if not ids or min(ids) < len(SPECIALS):
             return []
         start = self.text.find("".join(self.tokens(ids)))

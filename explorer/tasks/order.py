@@ -6,9 +6,8 @@ import numpy as np
 import torch
 
 from explorer.config import nearest_valid_heads
-
-from .base import SPECIALS, Batch, Task, _ids, shown
-from .sampling import _digits, _distinct_rows
+from explorer.tasks.base import SPECIALS, Batch, Task, as_ids, shown
+from explorer.tasks.sampling import digits_of, distinct_rows
 
 _CLASSES = ("B first", "A first")  # label 1 = A comes first
 
@@ -41,10 +40,10 @@ class Order(Task):
                 rows[np.arange(m), ab[pair, 0]], rows[np.arange(m), ab[pair, 1]] = a, b
                 return rows
 
-            rows = _distinct_rows(
+            rows = distinct_rows(
                 rng, n_tr + n_va, cap,
                 lambda m, ab=ab: build(rng.integers(len(ab), size=m), rng.integers(1, n + 1, (m, T - 2))),
-                lambda idx, ab=ab: build(idx % len(ab), _digits(idx // len(ab), n, T - 2)))
+                lambda idx, ab=ab: build(idx % len(ab), digits_of(idx // len(ab), n, T - 2)))
             splits[0].append((rows[:n_tr], label))
             splits[1].append((rows[n_tr:], label))
         out = []
@@ -75,7 +74,7 @@ class Order(Task):
         return ids
 
     def solve(self, src_ids):
-        ids, a, b = _ids(src_ids), self._id["A"], self._id["B"]
+        ids, a, b = as_ids(src_ids), self._id["A"], self._id["B"]
         if a not in ids or b not in ids:
             raise ValueError("the sequence must contain A and B")
         return [int(ids.index(a) < ids.index(b))]

@@ -12,7 +12,7 @@ import unicodedata
 from collections import Counter
 from pathlib import Path
 
-from .base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, _pair_batch, shown
+from explorer.tasks.base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, pair_batch, shown
 
 MAX_BYTES = 4 * 2**20        # an upload or a file: 4 MiB (all of SCAN's 20,910 pairs as TSV take 2.4 MiB)
 MAX_LINES = 25_000           # pairs in one file
@@ -230,7 +230,7 @@ class Pairs(Task):
         out = []
         for held in (False, True):
             rows = [r for r, (s, _) in zip(ids, self.pairs) if (s in test) == held]
-            out.append(_pair_batch([rows[i] for i in rng.permutation(len(rows))], self.max_src_len,
+            out.append(pair_batch([rows[i] for i in rng.permutation(len(rows))], self.max_src_len,
                                    self.max_tgt_len - 1))
         return out
 

@@ -9,7 +9,7 @@ import numpy as np
 _HASH_BASE = np.uint64(0x9E3779B97F4A7C15)  # odd, so powers never collapse to zero
 
 
-def _distinct_rows(rng: np.random.Generator, count: int, cap: int,
+def distinct_rows(rng: np.random.Generator, count: int, cap: int,
                    draw: Callable[[int], np.ndarray], decode: Callable[[np.ndarray], np.ndarray]) -> np.ndarray:
     """`count` distinct rows, in random order, from a stratum of `cap` possible rows."""
     if count * 4 >= cap:  # dense: rejection would stall, so pick row indices without replacement
@@ -25,11 +25,11 @@ def _distinct_rows(rng: np.random.Generator, count: int, cap: int,
         rows = np.concatenate([rows, draw(2 * (count - len(rows)) + 8)])
 
 
-def _digits(idx: np.ndarray, base: int, width: int) -> np.ndarray:
+def digits_of(idx: np.ndarray, base: int, width: int) -> np.ndarray:
     return (idx[:, None] // base ** np.arange(width, dtype=np.int64)) % base + 1  # (N, width) in 1..base
 
 
-def _fill(total: int, caps: list[int]) -> list[int]:
+def fill_strata(total: int, caps: list[int]) -> list[int]:
     """Share `total` rows over strata as evenly as their capacities allow (smallest first)."""
     counts, left = [0] * len(caps), total
     for k, i in enumerate(sorted(range(len(caps)), key=caps.__getitem__)):

@@ -13,7 +13,7 @@ from functools import cache
 
 import numpy as np
 
-from .base import SPECIALS, Task, _pair_batch, shown
+from explorer.tasks.base import SPECIALS, Task, pair_batch, shown
 
 PRIMITIVES = {"walk": "WALK", "look": "LOOK", "run": "RUN", "jump": "JUMP"}
 TURNS = {"left": "LTURN", "right": "RTURN"}
@@ -87,7 +87,7 @@ class Scan(Task):
                                  f"split; use {what} <= {have}")
         picked = [np.asarray(rows)[rng.permutation(len(rows))[:n]] for rows, n in ((train, c.n_train),
                                                                                    (test, c.n_val))]
-        return [_pair_batch([([self._id[w] for w in pairs[i][0]], [self._id[a] for a in pairs[i][1]])
+        return [pair_batch([([self._id[w] for w in pairs[i][0]], [self._id[a] for a in pairs[i][1]])
                              for i in idx], MAX_COMMAND, MAX_ACTIONS) for idx in picked]
 
     def _encode_word(self, word):

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from .base import BOS, EOS, PAD, SPECIALS, Batch, Task, _ids, _take, shown
-from .sampling import _digits, _distinct_rows, _fill
+from explorer.tasks.base import BOS, EOS, PAD, SPECIALS, Batch, Task, as_ids, shown, take_rows
+from explorer.tasks.sampling import digits_of, distinct_rows, fill_strata
 
 
 class _Seq2Seq(Task):
@@ -35,9 +35,9 @@ class _Seq2Seq(Task):
         src = np.full((total, S), PAD, dtype=np.int64)
         tin, tout = np.full((2, total, S + 1), PAD, dtype=np.int64)
         r = 0
-        for L, cap, count in zip(lengths, caps, _fill(total, caps)):
-            rows = 2 + _distinct_rows(rng, count, cap, lambda m, L=L: rng.integers(1, n + 1, size=(m, L)),
-                                      lambda idx, L=L: _digits(idx, n, L))  # (count, L)
+        for L, cap, count in zip(lengths, caps, fill_strata(total, caps)):
+            rows = 2 + distinct_rows(rng, count, cap, lambda m, L=L: rng.integers(1, n + 1, size=(m, L)),
+                                      lambda idx, L=L: digits_of(idx, n, L))  # (count, L)
             tgt = np.take_along_axis(rows, self._positions(rows), axis=1)
             src[r:r + count, :L] = rows
             tin[r:r + count, 0], tin[r:r + count, 1:L + 1] = BOS, tgt
@@ -45,7 +45,7 @@ class _Seq2Seq(Task):
             r += count
         order = torch.from_numpy(rng.permutation(total))
         data = Batch(*(torch.from_numpy(a)[order] for a in (src, tin, tout)))
-        return _take(data, slice(0, c.n_train)), _take(data, slice(c.n_train, total))
+        return take_rows(data, slice(0, c.n_train)), take_rows(data, slice(c.n_train, total))
 
     def _encode_word(self, word):
         n = self.cfg.n_symbols
@@ -55,11 +55,11 @@ class _Seq2Seq(Task):
         return value + 2
 
     def solve(self, src_ids):
-        src = np.asarray(_ids(src_ids), dtype=np.int64)
+        src = np.asarray(as_ids(src_ids), dtype=np.int64)
         return src[self._positions(src[None])[0]].tolist()
 
     def expected_cross_attention(self, src_ids):
-        src = np.asarray(_ids(src_ids), dtype=np.int64)
+        src = np.asarray(as_ids(src_ids), dtype=np.int64)
         L = len(src)
         pattern = np.zeros((L + 1, L))  # row t: decoder query t (BOS, y0, ...); the last emits EOS
         pattern[np.arange(L), self._positions(src[None])[0]] = 1.0

@@ -4,11 +4,12 @@ from pathlib import Path
 
 import pytest
 
-from explorer import checkpoints, owned_jobs
-from explorer.experiment_job import ExperimentJob
-from explorer.jobs import TrainingJob
-from explorer.owned_jobs import OwnedJobs
-from explorer.slots import pool_counts
+from explorer.jobs import owned as owned_module
+from explorer.jobs.experiment import ExperimentJob
+from explorer.jobs.owned import OwnedJobs
+from explorer.jobs.slots import pool_counts
+from explorer.jobs.training import TrainingJob
+from explorer.store import checkpoints
 
 
 @pytest.fixture(autouse=True)
@@ -26,7 +27,7 @@ def owned(monkeypatch) -> OwnedJobs:
     """The test's own registry of owned jobs, swept only when the test says (`owned.sweep(now=...)`): a job
     of one test never reattaches in the next one, whose AppTests may share an owner token."""
     fresh = OwnedJobs(reap=False)
-    monkeypatch.setattr(owned_jobs, "_JOBS", fresh)
+    monkeypatch.setattr(owned_module, "_JOBS", fresh)
     return fresh
 
 

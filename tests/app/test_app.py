@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import checkpoints
 from explorer.config import ModelConfig, human, param_count
 from explorer.model import build_model
-from explorer.runs import save_run
+from explorer.store import checkpoints
+from explorer.store.runs import save_run
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from ui import menu, model_config, models, state

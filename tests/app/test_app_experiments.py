@@ -10,8 +10,8 @@ import time
 
 import pytest
 
-from explorer.experiment_job import ExperimentJob
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
+from explorer.jobs.experiment import ExperimentJob
 from tests.app.test_app import assert_ok, open_app
 from tests.app.training_helpers import poll_until
 from ui import experiment_job, experiment_params, owner, session_jobs

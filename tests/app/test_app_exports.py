@@ -6,12 +6,12 @@ import json
 import pytest
 from streamlit.runtime.media_file_manager import MediaFileManager
 
-from explorer import image_browser
 from explorer.config import ModelConfig
-from explorer.images import PNG_SCALE, WIDTH
-from explorer.jobs import TrainingJob
+from explorer.export import browser
+from explorer.export.images import PNG_SCALE, WIDTH
+from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
-from explorer.subject import from_job
+from explorer.store.subject import from_job
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from tests.app.test_app import assert_ok, open_app
@@ -45,7 +45,7 @@ def _button(at, label: str):
 
 
 def test_every_chart_has_png_and_svg_at_presentation_size_and_nothing_is_rendered_on_a_rerun(deferred):
-    image_browser.stop()
+    browser.stop()
     save_tiny_run("demo-run")
     at = open_app(RUNS)
     charts = at.get("plotly_chart")
@@ -61,22 +61,22 @@ def test_every_chart_has_png_and_svg_at_presentation_size_and_nothing_is_rendere
     assert deferred[svg.proto.deferred_file_id][0] == "training-curves.svg"
     assert deferred["calls"] == []                                  # no kaleido, no report on any rerun
     at.run()
-    assert image_browser.pid() is None                              # an idle app starts no browser
+    assert browser.pid() is None                              # an idle app starts no browser
 
 
 def test_the_first_png_click_starts_the_browser_and_the_next_clicks_reuse_it(deferred):
-    image_browser.stop()
+    browser.stop()
     save_tiny_run("demo-run")
     at = open_app(RUNS)
     png, svg = _button(at, "PNG"), _button(at, "SVG")
     try:
         first = deferred[png.proto.deferred_file_id][1]()
-        pid = image_browser.pid()
+        pid = browser.pid()
         assert pid is not None and first[:8] == b"\x89PNG\r\n\x1a\n"
         assert deferred[svg.proto.deferred_file_id][1]()[:4] == b"<svg"
-        assert deferred[png.proto.deferred_file_id][1]() == first and image_browser.pid() == pid
+        assert deferred[png.proto.deferred_file_id][1]() == first and browser.pid() == pid
     finally:
-        image_browser.stop()
+        browser.stop()
 
 
 def test_runs_report_button_downloads_the_saved_runs_report(deferred):
@@ -119,7 +119,7 @@ def test_a_chart_with_a_slider_also_downloads_as_a_gif_of_its_steps(deferred):
 
     from PIL import Image
 
-    image_browser.stop()
+    browser.stop()
     at = open_app("pages/attention.py")
     specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     sliding = [s for s in specs if len((s["layout"].get("sliders") or [{}])[0].get("steps", [])) > 1]
@@ -128,6 +128,6 @@ def test_a_chart_with_a_slider_also_downloads_as_a_gif_of_its_steps(deferred):
     try:
         data = deferred[gifs[0].proto.deferred_file_id][1]()
     finally:
-        image_browser.stop()
+        browser.stop()
     gif = Image.open(io.BytesIO(data))
     assert data[:6] == b"GIF89a" and gif.n_frames == len(sliding[0]["layout"]["sliders"][0]["steps"])

@@ -4,8 +4,8 @@ gradients over training compared for two runs (saved or shipped) on one colour s
 
 import numpy as np
 
-from explorer import checkpoints
-from explorer.gradients import depth_profile, evenness
+from explorer.analysis.gradients import depth_profile, evenness
+from explorer.store import checkpoints
 from tests.app.test_app import SHIPPED, array, assert_ok, open_app
 from tests.app.training_helpers import GRADIENTS, chart, saved_run
 from ui import state

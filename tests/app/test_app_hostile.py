@@ -5,9 +5,9 @@ reaches markdown is a live link, image or tag, and no figure carries a token's m
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
+from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig

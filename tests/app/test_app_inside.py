@@ -4,10 +4,11 @@ figures carry the library's numbers, a focused head follows the link, and a run'
 import numpy as np
 import pytest
 
-from explorer import checkpoints, interpret
+from explorer import interpret
 from explorer.interpret import Part
 from explorer.model import build_model
-from explorer.runs import save_run
+from explorer.store import checkpoints
+from explorer.store.runs import save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps

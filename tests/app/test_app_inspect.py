@@ -6,8 +6,9 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from explorer import checkpoints, views_data
+from explorer.analysis import views
 from explorer.quoting import label
+from explorer.store import checkpoints
 from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
 from ui import inspecting, model_config, models
 
@@ -32,8 +33,8 @@ def tile(mosaic: dict, layer: int, head: int, q: int, k: int) -> np.ndarray:
 def selected_view(at, teacher=False, pad=False, index=0):
     sel = at.session_state[models.SELECTED]
     src, _ = sel.task.example("val", index)
-    tgt_in = views_data.decoder_input(sel.model, sel.task, src, teacher) if sel.task.kind == "seq2seq" else None
-    return sel, views_data.attention_for(sel.model, sel.task, src, tgt_in, pad=pad)
+    tgt_in = views.decoder_input(sel.model, sel.task, src, teacher) if sel.task.kind == "seq2seq" else None
+    return sel, views.attention_for(sel.model, sel.task, src, tgt_in, pad=pad)
 
 
 def typed(at, text: str):
@@ -51,8 +52,8 @@ def test_attention_shows_the_selected_models_own_patterns():
     n_l, n_h, q, k = pats.shape
     mosaic = by_title(at, "Cross-attention")
     assert np.allclose(tile(mosaic, n_l - 1, n_h - 1, q, k), pats[-1, -1], atol=1e-5)
-    expected = views_data.reference_patterns(view, "cross")[views_data.EXPECTED]
-    layer, head, score = views_data.best_head(views_data.match_scores(pats, expected))
+    expected = views.reference_patterns(view, "cross")[views.EXPECTED]
+    layer, head, score = views.best_head(views.match_scores(pats, expected))
     big = focused(at)                                                    # the best head is focused first
     assert big["layout"]["title"]["text"].startswith(f"L{layer} H{head} ") and f"match {score:.2f}" in \
         big["layout"]["title"]["text"]
@@ -69,8 +70,8 @@ def test_attention_shows_the_selected_models_own_patterns():
     assert list(array(clicks["customdata"])) == list(range(n_l * n_h))  # one click target per tile
     table = at.dataframe[0].value
     assert list(table["Attention"]) == ["Encoder self-attention", "Decoder masked self-attention", "Cross-attention"]
-    assert table[views_data.EXPECTED].iloc[-1] == f"L{layer} H{head} · {score:.2f}"
-    assert table[views_data.EXPECTED].iloc[0] == "—"
+    assert table[views.EXPECTED].iloc[-1] == f"L{layer} H{head} · {score:.2f}"
+    assert table[views.EXPECTED].iloc[0] == "—"
 
 
 def test_attention_widgets_change_the_view():
@@ -90,8 +91,8 @@ def test_attention_widgets_change_the_view():
     assert by_title(at, "Decoder masked self-attention")
     assert at.selectbox(key=inspecting.ATT_REF).value == "previous position"  # no task pattern for this kind
     sel, view = selected_view(at, index=3)
-    ref = views_data.reference_patterns(view, "dec_self")["previous position"]
-    layer, head, _ = views_data.best_head(views_data.match_scores(view.patterns["dec_self"], ref))
+    ref = views.reference_patterns(view, "dec_self")["previous position"]
+    layer, head, _ = views.best_head(views.match_scores(view.patterns["dec_self"], ref))
     assert (at.session_state[inspecting.ATT_LAYER], at.session_state[inspecting.ATT_HEAD]) == (layer, head)
     assert focused(at)["layout"]["title"]["text"].startswith(f"L{layer} H{head} ")
     masked = next(t for t in focused(at)["data"] if t.get("name") == "masked")
@@ -133,7 +134,7 @@ def test_shipped_reversal_model_draws_the_anti_diagonal(monkeypatch):
     at = open_app(ATTENTION, query={models.PRETRAINED: "reversal-fast"})
     assert at.session_state[models.SELECTED].source == "pretrained"
     assert any("correct ✓" in m.value for m in at.markdown)
-    best = at.dataframe[0].value[views_data.EXPECTED].iloc[-1]          # "L1 H0 · 0.61"
+    best = at.dataframe[0].value[views.EXPECTED].iloc[-1]          # "L1 H0 · 0.61"
     assert float(best.split("·")[1]) > 0.5
 
 
@@ -144,14 +145,14 @@ def test_typing_starts_from_the_example_and_bad_input_says_what_is_valid(page_fi
     at.segmented_control(key=inspecting.INSPECT_MODE).set_value("typed").run()
     task = at.session_state[models.SELECTED].task
     src, _ = task.example("val", 0)
-    assert at.text_input(key=inspecting.INSPECT_TEXT).value == views_data.text_of(task, src)
+    assert at.text_input(key=inspecting.INSPECT_TEXT).value == views.text_of(task, src)
     assert figures(at) and not at.error
     for text, words in [("hello", "integers 1..10"), ("", "empty"), ("3 " * 12, "maximum is 8")]:
         at.text_input(key=inspecting.INSPECT_TEXT).input(text).run()
         assert_ok(at)
         assert any(words in e.value for e in at.error), (text, [e.value for e in at.error])
         assert figures(at) and any("last input that could be read" in c.value for c in at.caption)  # a typo keeps
-        assert any(f"`{views_data.text_of(task, src)}`" in m.value for m in at.markdown)         # the last view
+        assert any(f"`{views.text_of(task, src)}`" in m.value for m in at.markdown)         # the last view
     typed(at, "1 2 3")
     assert not at.error and figures(at)
     assert any("`1 2 3`" in m.value and "`3 2 1`" in m.value for m in at.markdown)
@@ -185,12 +186,12 @@ def test_outputs_seq2seq_distribution_and_beam_search():
     at = open_app(OUTPUTS)
     sel = at.session_state[models.SELECTED]
     src, target = sel.task.example("val", 0)
-    tgt_in = views_data.decoder_input(sel.model, sel.task, src, teacher=False)
-    probs = views_data.output_distribution(sel.model, sel.task, src, tgt_in)  # (T, V)
+    tgt_in = views.decoder_input(sel.model, sel.task, src, teacher=False)
+    probs = views.output_distribution(sel.model, sel.task, src, tgt_in)  # (T, V)
     heat = by_title(at, "Each output step")
     assert np.allclose(array(heat["data"][0]["z"]), probs, atol=1e-5)   # every column: V <= default top-k
     entropy = by_title(at, "Entropy per position")
-    assert np.allclose(array(entropy["data"][0]["y"]), views_data.row_entropy(probs), atol=1e-4)
+    assert np.allclose(array(entropy["data"][0]["y"]), views.row_entropy(probs), atol=1e-4)
     at.slider(key=inspecting.OUT_TOP_K).set_value(5).run()
     shown = array(by_title(at, "Each output step")["data"][0]["z"])  # each step's 5 best, and the answers
     assert shown.shape[0] == len(tgt_in) and 5 <= shown.shape[1] < probs.shape[1]
@@ -199,7 +200,7 @@ def test_outputs_seq2seq_distribution_and_beam_search():
     at.slider(key=inspecting.OUT_PENALTY).set_value(0.6).run()
     assert_ok(at)
     assert any("Beam search, k = 2" in m.value for m in at.markdown)
-    out = views_data.decode_both(sel.model, sel.task, src, 2, 0.6)
+    out = views.decode_both(sel.model, sel.task, src, 2, 0.6)
     assert any(f"`{' '.join(sel.task.tokens(out.beam))}`" in m.value for m in at.markdown)
 
 
@@ -233,19 +234,19 @@ def test_each_attention_kind_keeps_its_own_comparison_and_the_link_says_what_is_
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
     at = open_app(ATTENTION, query={models.PRETRAINED: "reversal-fast"})
     shown = lambda: (at.query_params[inspecting.ATT_KIND], at.query_params[inspecting.ATT_REF])  # noqa: E731
-    assert shown() == ("Cross", views_data.EXPECTED)
+    assert shown() == ("Cross", views.EXPECTED)
     at.segmented_control(key=inspecting.ATT_KIND).set_value("dec_self").run()
     assert at.selectbox(key=inspecting.ATT_REF).value == "previous position"  # no task pattern for this kind
     at.selectbox(key=inspecting.ATT_REF).set_value("same position").run()
     assert shown() == ("Decoder self (masked)", "same position")
     at.segmented_control(key=inspecting.ATT_KIND).set_value("cross").run()
     assert_ok(at)
-    assert at.selectbox(key=inspecting.ATT_REF).value == views_data.EXPECTED  # not the decoder's choice
-    assert shown() == ("Cross", views_data.EXPECTED)
+    assert at.selectbox(key=inspecting.ATT_REF).value == views.EXPECTED  # not the decoder's choice
+    assert shown() == ("Cross", views.EXPECTED)
     sel, view = selected_view(at)
-    scores = views_data.match_scores(view.patterns["cross"], views_data.reference_patterns(view, "cross")[
-        views_data.EXPECTED])
-    layer, head, _ = views_data.best_head(scores)
+    scores = views.match_scores(view.patterns["cross"], views.reference_patterns(view, "cross")[
+        views.EXPECTED])
+    layer, head, _ = views.best_head(scores)
     assert (at.session_state[inspecting.ATT_LAYER], at.session_state[inspecting.ATT_HEAD]) == (layer, head)
     at.segmented_control(key=inspecting.ATT_KIND).set_value("dec_self").run()
     assert at.selectbox(key=inspecting.ATT_REF).value == "same position"  # and the decoder kept its own

@@ -4,8 +4,8 @@ locked link, and links that name no lesson or step."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import checkpoints
 from explorer.lessons import LESSONS
+from explorer.store import checkpoints
 from tests.app.test_app import ROOT, SHIPPED, assert_ok
 from ui import owner
 

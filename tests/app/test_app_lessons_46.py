@@ -6,13 +6,13 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import checkpoints
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run, save_csv
 from explorer.experiments.runner import cache_path
 from explorer.lessons import LESSONS
+from explorer.store import checkpoints
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
-SHIPPED = Path(checkpoints.__file__).resolve().parent.parent / "pretrained"
+SHIPPED = Path(__file__).resolve().parents[2] / "pretrained"
 LESSON = LESSONS["lesson46"]
 
 

@@ -3,8 +3,8 @@ projector shows the canonical one, the room counts by choice, and the last step 
 
 import pytest
 
-from explorer import checkpoints
 from explorer.lessons import LESSONS
+from explorer.store import checkpoints
 from tests.app.test_app import SHIPPED, assert_ok
 from tests.app.test_app_lessons import open_lesson
 from ui import owner, room

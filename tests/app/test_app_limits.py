@@ -4,8 +4,8 @@ budget, before any trial (no study is opened, no job started)."""
 
 import pytest
 
+from explorer.jobs.search import SearchJob
 from explorer.limits import CAPS
-from explorer.search_job import SearchJob
 from tests.app.test_app import assert_ok, open_app
 from ui import model_config, search_params, train_settings
 

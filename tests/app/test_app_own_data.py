@@ -1,7 +1,7 @@
 """The Train page's own data under AppTest: an uploaded TSV or a pasted text is checked as it arrives,
 a bad one is refused with its line and Train stays off, a good one trains and its run reopens with it."""
 
-from explorer import runs
+from explorer.store import runs
 from tests.app.test_app import assert_ok
 from tests.app.training_helpers import click, job_of, open_train, poll_until
 from ui import models, own_data

@@ -3,7 +3,7 @@ browser's cookie is `owner.TOKEN` here). Others open, compare and download a run
 run can be named when it starts; a name is never given twice; a tab viewing a run deleted by its owner
 keeps what it had loaded, and a link to a deleted run says so instead of showing another."""
 
-from explorer import runs
+from explorer.store import runs
 from tests.app.test_app import assert_ok, open_app
 from tests.app.training_helpers import ME, RUNS, click, job_of, open_train, poll_until, saved_run
 from ui import models, owner, state, train_settings
@@ -35,7 +35,7 @@ def test_another_visitors_run_cannot_be_deleted_only_opened_and_downloaded():
     pick_for_export(at, mine)
     assert not at.button(key="runs_delete").disabled
 
-    # a delete asked for anyway (a stale confirmation, a crafted rerun) is refused by explorer.runs
+    # a delete asked for anyway (a stale confirmation, a crafted rerun) is refused by explorer.store.runs
     at.session_state[state.RUNS_DELETE] = theirs
     at.run()
     click(at, "runs_delete_yes")

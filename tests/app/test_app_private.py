@@ -2,9 +2,9 @@
 private to that visitor until they share it: another visitor's Runs page, sidebar picker, Inside page and
 links neither list nor open it. Two visitors: two AppTests with their own `owner.TOKEN`."""
 
-from explorer import runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
+from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig

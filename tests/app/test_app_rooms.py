@@ -4,8 +4,8 @@ rooms database (the tier's runs folder), driven in turn."""
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from explorer import checkpoints
 from explorer.lessons import LESSONS
+from explorer.store import checkpoints
 from tests.app.test_app import SHIPPED, assert_ok
 from tests.app.test_app_lessons import open_lesson
 from ui import owner, room

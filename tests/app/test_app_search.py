@@ -19,8 +19,8 @@ import time
 
 import pytest
 
-from explorer.runs import open_for_resume
-from explorer.search_job import SearchJob
+from explorer.jobs.search import SearchJob
+from explorer.store.runs import open_for_resume
 from tests.app.test_app import ROOT, assert_ok, open_app
 from ui import search_job, search_params
 
@@ -152,7 +152,7 @@ def test_a_search_on_uploaded_pairs_keeps_them_in_its_trials_and_a_bad_file_is_r
         assert time.monotonic() < deadline, "the search did not end in time"
         time.sleep(0.2)
     assert job.status == "finished", job.view().message
-    from explorer.runs import open_for_resume
+    from explorer.store.runs import open_for_resume
 
     _, task, *_ = open_for_resume(job.view().rows[0]["run"])   # the trial's run reopens on the file
     assert task.name == "pairs" and task.cfg.text == pairs

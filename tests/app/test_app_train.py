@@ -9,12 +9,13 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer import budget, runs, slots
 from explorer.config import ModelConfig
-from explorer.jobs import TrainingJob
+from explorer.jobs import budget, slots
+from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
-from explorer.recipes import recommended
+from explorer.store import runs
 from explorer.tasks import make_task
+from explorer.tasks.recipes import recommended
 from explorer.train_config import TrainConfig
 from tests.app.test_app import array, assert_ok, open_app
 from tests.app.training_helpers import GRADIENTS, RUNS, TRAIN, chart, click, job_of, open_train, poll_until, trace

@@ -9,10 +9,10 @@ alive at interpreter exit aborts the process.
 
 import time
 
-from explorer import runs
 from explorer.config import ModelConfig
-from explorer.jobs import TrainingJob
+from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
+from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps

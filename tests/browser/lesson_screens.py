@@ -26,7 +26,7 @@ BOXES = """(keys) => {
   return out; }"""
 
 
-# Each diagram on the page (explorer/diagram.py, drawn in a `drawing_` container): its height, its width and
+# Each diagram on the page (explorer/figures/diagram.py, drawn in a `drawing_` container): its height, its width and
 # its container's, its smallest text, and how far any text reaches past the box it sits in (px, < 0 inside).
 DRAWINGS = """() => [...document.querySelectorAll('[class*="st-key-drawing_"]')].map(box => {
   const gd = box.querySelector('.js-plotly-plot');

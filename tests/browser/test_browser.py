@@ -137,7 +137,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
                                ".every(gd => window.__reacts.get(gd)?.length >= 2)", timeout=TIMEOUT_MS)
         assert page.evaluate("[...window.__reacts.values()].flat().every(kept => kept)")
         # ...and once only: no margin had to grow for a colorbar, legend or label (Plotly then draws it all
-        # again; explorer/figures/layout.py _make_room).
+        # again; explorer/figures/layout.py make_room).
         grown = page.evaluate(GROWN)
         assert not grown, f"charts whose margins Plotly grew (title, given, drawn): {grown}"
         assert not outside, f"requests beyond the app's server: {outside}"

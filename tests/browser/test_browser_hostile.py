@@ -6,9 +6,9 @@ from urllib.parse import quote, urlparse
 
 import pytest
 
-from explorer import runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
+from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig

@@ -7,7 +7,7 @@ boxes and the page never widens. Screenshots of every step: `python bench/lesson
 
 import pytest
 
-from explorer.diagram import is_drawing
+from explorer.figures.diagram import is_drawing
 from explorer.lessons import LESSONS
 from explorer.rooms.invite import CLASS_COMMAND
 from tests.browser.lesson_screens import (

@@ -3,8 +3,8 @@ draws every chart, and the time-lapse plays in Plotly alone."""
 
 import pytest
 
-from explorer.report import build_report
-from explorer.subject import open_subject
+from explorer.export.report import build_report
+from explorer.store.subject import open_subject
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
 
 pytestmark = pytest.mark.browser

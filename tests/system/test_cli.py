@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from explorer import budget
 from explorer.cli import COMMANDS, main
 from explorer.cli import train as cli
-from explorer.runs import list_runs, load_run
+from explorer.jobs import budget
+from explorer.store.runs import list_runs, load_run
 
 REPO = Path(__file__).resolve().parents[2]
 TINY = ["--d-model", "16", "--n-heads", "2", "--layers", "1", "--d-ff", "32", "--batch-size", "8",

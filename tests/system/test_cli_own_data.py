@@ -6,7 +6,7 @@ import json
 import pytest
 
 from explorer.cli import main
-from explorer.runs import open_for_resume, run_info
+from explorer.store.runs import open_for_resume, run_info
 from tests.system.test_cli import TINY, explorer
 
 PAIRS = "".join(f"{a} {b}\t{b} {a}\n" for a in "pqrs" for b in "tuvw")

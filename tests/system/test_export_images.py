@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 from PIL import Image
 
 from explorer import cli
-from explorer.figure_kinds import build_figure
-from explorer.images import PNG_SCALE, WIDTH, render, size
-from explorer.subject import open_subject
+from explorer.export.images import PNG_SCALE, WIDTH, render, size
+from explorer.export.kinds import build_figure
+from explorer.store.subject import open_subject
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
 
 

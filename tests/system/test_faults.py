@@ -17,11 +17,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import slots
-from explorer.checkpoints import load_checkpoint
 from explorer.config import ModelConfig
+from explorer.jobs import slots
 from explorer.model import build_model
-from explorer.runs import list_runs, load_run
+from explorer.store.checkpoints import load_checkpoint
+from explorer.store.runs import list_runs, load_run
 from explorer.tasks import TaskConfig, make_task
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,10 +32,10 @@ TASK = TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=40, n_val=8
 CHILD = r"""
 import sys, time
 from pathlib import Path
-from explorer import checkpoints
+from explorer.store import checkpoints
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.runs import save_run
+from explorer.store.runs import save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 

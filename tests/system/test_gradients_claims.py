@@ -4,7 +4,7 @@ import pytest
 
 
 def test_evenness_over_seeds_decides_only_when_the_interval_is_on_one_side():
-    from explorer.gradients import evenness
+    from explorer.analysis.gradients import evenness
     deep = evenness("weights", n_layers=48, seeds=range(8))     # the chapter: deep Post-LN stacks drift
     assert deep.holds is True and deep.interval[0] > 1 and deep.post > deep.pre
     inputs = evenness("inputs", n_layers=12, seeds=range(8))    # at the layers' inputs Pre-LN grows toward the input

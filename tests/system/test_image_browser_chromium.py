@@ -1,4 +1,4 @@
-"""The one Chromium kept alive for image exports (explorer.image_browser), the real one: reused by a second
+"""The one Chromium kept alive for image exports (explorer.export.browser), the real one: reused by a second
 export, restarted after it was killed, gone after stop, and two threads exporting at once each get their
 own image (kaleido's own sync server can swap them)."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
-from explorer import image_browser
-from explorer.images import PNG_SCALE, WIDTH, image_bytes
+from explorer.export import browser
+from explorer.export.images import PNG_SCALE, WIDTH, image_bytes
 
 
 def _processes() -> dict[int, tuple[str, str, int, int]]:
@@ -55,9 +55,9 @@ def chromiums_under_this_process() -> list[int]:
 
 @pytest.fixture
 def one_browser():
-    image_browser.stop()                                 # a browser left by another test: start afresh
+    browser.stop()                                 # a browser left by another test: start afresh
     yield
-    image_browser.stop()
+    browser.stop()
 
 
 FIG = go.Figure(go.Heatmap(z=[[0, 1], [2, 3]]), layout=dict(height=300))
@@ -69,17 +69,17 @@ def _png_size(data: bytes) -> tuple[int, int]:
 
 
 def test_two_exports_in_a_row_share_one_browser_and_stop_leaves_no_chromium(one_browser):
-    assert image_browser.pid() is None
+    assert browser.pid() is None
     before = set(chromiums_under_this_process())   # other tiers' browsers (Playwright's) may still run
     png = image_bytes(FIG, "png")
-    pid = image_browser.pid()
+    pid = browser.pid()
     assert pid is not None and len(session(pid)) >= 2 and set(chromiums_under_this_process()) - before
     svg = ET.fromstring(image_bytes(FIG, "svg"))
-    assert image_browser.pid() == pid                                     # the same browser
+    assert browser.pid() == pid                                     # the same browser
     assert _png_size(png) == (WIDTH * PNG_SCALE, 300 * PNG_SCALE)
     assert svg.tag.endswith("svg") and (svg.get("width"), svg.get("height")) == (str(WIDTH), "300")
-    image_browser.stop()
-    assert image_browser.pid() is None and session(pid, settle=5) == []
+    browser.stop()
+    assert browser.pid() is None and session(pid, settle=5) == []
     deadline = time.monotonic() + 5                                       # a close ends its helpers soon after
     while not set(chromiums_under_this_process()) <= before and time.monotonic() < deadline:
         time.sleep(0.1)
@@ -88,10 +88,10 @@ def test_two_exports_in_a_row_share_one_browser_and_stop_leaves_no_chromium(one_
 
 def test_a_killed_browser_is_restarted_by_the_next_export(one_browser):
     image_bytes(FIG, "svg")
-    pid = image_browser.pid()
+    pid = browser.pid()
     os.killpg(pid, signal.SIGKILL)                                        # Chromium and its wrapper
     assert _png_size(image_bytes(FIG, "png")) == (WIDTH * PNG_SCALE, 300 * PNG_SCALE)
-    assert image_browser.pid() not in (None, pid) and session(pid, settle=5) == []
+    assert browser.pid() not in (None, pid) and session(pid, settle=5) == []
 
 
 def test_two_threads_exporting_at_once_each_get_their_own_image(one_browser):

@@ -10,16 +10,16 @@ import pytest
 import safetensors.torch
 import torch
 
-from explorer import checkpoints
-from explorer.checkpoints import PRETRAINED_DIR, load_pretrained
 from explorer.config import ModelConfig
-from explorer.pretrain import DEFAULT_MODEL, KERNELS, read_manifest
+from explorer.store import checkpoints
+from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained
+from explorer.store.shipped import DEFAULT_MODEL, KERNELS, read_manifest
 from tests.unit.test_pretrained import BY_NAME, MANIFEST
 
 
 def test_rebuilding_reproduces_the_shipped_weights_bit_for_bit(tmp_path, monkeypatch):
     """The fastest recipe through the CLI, into a temporary folder: same tensors, same metrics. The
-    command picks the CPU kernels the models were built with itself (pretrain.KERNELS), on any x86 CPU."""
+    command picks the CPU kernels the models were built with itself (shipped.KERNELS), on any x86 CPU."""
     name = min(MANIFEST, key=lambda e: e["train_seconds"])["name"]
     shipped = BY_NAME[name]
     if shipped["built_with"]["torch"] != torch.__version__:

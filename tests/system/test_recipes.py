@@ -6,9 +6,9 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.pretrain import recipe
-from explorer.recipes import RECOMMENDED, recommended
+from explorer.store.shipped import recipe
 from explorer.tasks import TASK_PRESETS, make_task
+from explorer.tasks.recipes import RECOMMENDED, recommended
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
 

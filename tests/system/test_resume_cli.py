@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from explorer import runs
+from explorer.store import runs
 from explorer.tasks import make_task
 from tests.unit.test_resume import TASK, interrupted
 

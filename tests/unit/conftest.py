@@ -14,6 +14,6 @@ def _own_runs_dir(tmp_path, monkeypatch):
 @pytest.fixture
 def unreplayed(tmp_path, monkeypatch):
     """Every shipped model as if its training had not been replayed (no pretrained/snapshots/)."""
-    from explorer.interpret import over_training
+    from explorer.store import snapshots
 
-    monkeypatch.setattr(over_training, "shipped_folder", lambda: tmp_path / "no-replays")
+    monkeypatch.setattr(snapshots, "shipped_folder", lambda: tmp_path / "no-replays")

@@ -6,8 +6,10 @@ import pytest
 import safetensors.torch
 import torch
 
-from explorer import checkpoints
-from explorer.checkpoints import (
+from explorer.config import ModelConfig
+from explorer.model import build_model
+from explorer.store import checkpoints
+from explorer.store.checkpoints import (
     MAX_UPLOAD_BYTES,
     CheckpointError,
     load_checkpoint,
@@ -17,8 +19,6 @@ from explorer.checkpoints import (
     read_meta,
     save_checkpoint,
 )
-from explorer.config import ModelConfig
-from explorer.model import build_model
 
 CONFIGS = {
     "seq2seq": ModelConfig(src_vocab_size=11, tgt_vocab_size=13, d_model=16, n_heads=2, n_encoder_layers=1,

@@ -1,4 +1,4 @@
-"""explorer.equivalence: the live check against PyTorch's modules and the initialisation study."""
+"""explorer.analysis.equivalence: the live check against PyTorch's modules and the initialisation study."""
 
 import itertools
 
@@ -6,8 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.config import ModelConfig
-from explorer.equivalence import (
+from explorer.analysis.equivalence import (
     DEFAULTS,
     TOL,
     XAVIER,
@@ -18,6 +17,7 @@ from explorer.equivalence import (
     pytorch_defaults,
     torch_name,
 )
+from explorer.config import ModelConfig
 from explorer.model import MultiHeadAttention, build_model
 
 

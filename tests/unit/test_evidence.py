@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from explorer.evidence import (
+from explorer.analysis.evidence import (
     MIN_SEEDS,
     OPEN,
     Claim,

@@ -6,12 +6,12 @@ import time
 
 import pytest
 
-from explorer import slots
-from explorer.experiment_job import ExperimentJob, cache_created
 from explorer.experiments import EXPERIMENTS, MAX_WORK, cached
-from explorer.jobs import TrainingJob
+from explorer.jobs import slots
+from explorer.jobs.experiment import ExperimentJob, cache_created
+from explorer.jobs.slots import pool_counts
+from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
-from explorer.slots import pool_counts
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 

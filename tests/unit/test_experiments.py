@@ -16,7 +16,6 @@ import pytest
 import torch
 
 from explorer.cli import main
-from explorer.experiment_job import ExperimentJob
 from explorer.experiments import (
     CURVE_COLUMNS,
     EXPERIMENTS,
@@ -37,6 +36,7 @@ from explorer.experiments import (
 )
 from explorer.experiments.norm import NormParams, init_gradients
 from explorer.experiments.runner import OLD_VERDICT, RESULT_FILE
+from explorer.jobs.experiment import ExperimentJob
 
 _RESULTS: dict = {}
 OPEN_QUESTIONS = ("length", "sweep")   # the seeds ask rather than claim: never a verdict

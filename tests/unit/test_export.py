@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from explorer import cli
-from explorer.figure_kinds import KINDS, build_figure
+from explorer.export.kinds import KINDS, build_figure
+from explorer.export.report import MAX_METRIC_ROWS, build_report, evaluated_steps
 from explorer.figures.attention import attention_heatmap, playable, slider_frames, z_slider
-from explorer.report import MAX_METRIC_ROWS, build_report, evaluated_steps
-from explorer.snapshots import load_snapshots
-from explorer.subject import open_subject
+from explorer.store.snapshots import load_snapshots
+from explorer.store.subject import open_subject
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
 
 
@@ -90,7 +90,7 @@ def test_a_long_time_lapse_gif_keeps_evenly_spaced_frames_with_the_first_and_the
 
     from PIL import Image
 
-    from explorer import images
+    from explorer.export import images
 
     fig, _ = _lapse(61)
     drawn = []

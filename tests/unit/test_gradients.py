@@ -6,8 +6,8 @@ import pandas as pd
 import pytest
 import torch
 
+from explorer.analysis.gradients import DepthProfile, depth_profile, grad_norm_table
 from explorer.config import ModelConfig
-from explorer.gradients import DepthProfile, depth_profile, grad_norm_table
 from explorer.inspect import blocks
 from explorer.model import build_model
 from explorer.tasks import make_task
@@ -32,7 +32,7 @@ def test_same_seed_same_numbers_and_other_seed_other_numbers():
 
 
 def test_a_profile_runs_on_one_thread_and_leaves_the_callers_setting(monkeypatch):
-    from explorer import gradients
+    from explorer.analysis import gradients
     seen = []
     monkeypatch.setattr(gradients, "build_model", lambda *a, **k: seen.append(torch.get_num_threads()) or
                         build_model(*a, **k))

@@ -8,7 +8,7 @@ import time
 import plotly.graph_objects as go
 import pytest
 
-from explorer import image_browser, images
+from explorer.export import browser, images
 
 
 class FakeBrowser:
@@ -41,24 +41,24 @@ class FakeBrowser:
 
 @pytest.fixture
 def fake(monkeypatch):
-    monkeypatch.setattr(image_browser, "_Browser", FakeBrowser)
-    monkeypatch.setattr(image_browser, "_browser", None)
+    monkeypatch.setattr(browser, "_Browser", FakeBrowser)
+    monkeypatch.setattr(browser, "_browser", None)
     monkeypatch.setattr(images, "browser_path", lambda: "/usr/bin/chromium")
     FakeBrowser.started, FakeBrowser.fail = [], 0
     yield FakeBrowser
-    image_browser.stop()
+    browser.stop()
 
 
 FIG = go.Figure(layout=dict(height=300))
 
 
 def test_the_first_export_starts_the_browser_and_later_ones_reuse_it(fake):
-    assert image_browser.pid() is None                          # nothing started by importing
+    assert browser.pid() is None                          # nothing started by importing
     assert images.image_bytes(FIG, "png") == b"png:300"
     assert images.render([FIG, go.Figure()], "svg") == [b"svg:300", b"svg:720"]
-    assert len(fake.started) == 1 and image_browser.pid() == fake.started[0].pid
-    image_browser.stop()
-    assert fake.started[0].closed and image_browser.pid() is None
+    assert len(fake.started) == 1 and browser.pid() == fake.started[0].pid
+    browser.stop()
+    assert fake.started[0].closed and browser.pid() is None
     images.image_bytes(FIG, "png")
     assert len(fake.started) == 2                               # stopped: the next export starts a new one
 
@@ -67,7 +67,7 @@ def test_a_dead_browser_is_replaced_before_the_next_export(fake):
     images.image_bytes(FIG, "png")
     fake.started[0].dead = True
     assert images.image_bytes(FIG, "png") == b"png:300"
-    assert len(fake.started) == 2 and fake.started[0].closed and image_browser.pid() == fake.started[1].pid
+    assert len(fake.started) == 2 and fake.started[0].closed and browser.pid() == fake.started[1].pid
 
 
 def test_a_failed_render_is_tried_once_more_in_a_new_browser(fake):
@@ -82,7 +82,7 @@ def test_two_failures_give_a_message_naming_the_browser_and_the_cause(fake):
     with pytest.raises(images.ImageExportError, match=r"failed twice, the second time in a new browser "
                        r"\(/usr/bin/chromium\): ConnectionError: the pipe to the browser is closed"):
         images.image_bytes(FIG, "png")
-    assert len(fake.started) == 2 and all(b.closed for b in fake.started) and image_browser.pid() is None
+    assert len(fake.started) == 2 and all(b.closed for b in fake.started) and browser.pid() is None
     assert images.image_bytes(FIG, "png") == b"png:300"         # the next click starts afresh
 
 

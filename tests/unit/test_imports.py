@@ -186,3 +186,50 @@ def test_the_graph_sees_what_the_docstring_says(tmp_path):
     assert cycles(edges) == [["demo.a", "demo.c", "demo.sub", "demo.sub.b"]]
     (pkg / "p/z.py").write_text("from demo.p import y\n")  # names its package, whose __init__ imports q -> z
     assert cycles(graph(tmp_path, "demo"))[-1] == ["demo.p", "demo.p.q", "demo.p.z"]
+
+
+def packages_of(edges: dict[str, dict[str, int]], package: str = PACKAGE) -> dict[str, dict[str, str]]:
+    """subpackage -> {subpackage it imports: one module-level import that does it}, between the subpackages of
+    `package` (explorer/'s flat modules are the core every subpackage may use, so they are no node)."""
+    def sub(name: str) -> str | None:
+        parts = name.split(".")
+        return parts[1] if len(parts) > 2 or (len(parts) == 2 and f"{name}.__init__" in subpackage_inits) else None
+
+    subpackage_inits = {f"{n}.__init__" for n, p in modules(ROOT, package).items() if p.name == "__init__.py"}
+    out: dict[str, dict[str, str]] = {}
+    for a, targets in edges.items():
+        pa = sub(a)
+        if pa is None:
+            continue
+        out.setdefault(pa, {})
+        for b, line in targets.items():
+            pb = sub(b)
+            if pb is not None and pb != pa:
+                out[pa].setdefault(pb, f"{a} (line {line}) imports {b}")
+    return out
+
+
+def test_no_subpackage_imports_one_that_imports_it_back():
+    by_package = packages_of(graph())
+    found = cycles({p: dict.fromkeys(targets, 0) for p, targets in by_package.items()})
+    assert len(by_package) >= 10
+    assert not found, "subpackages of explorer/ that import each other round:\n" + "\n".join(
+        "  " + ", ".join(c) + ": " + "; ".join(by_package[a][b] for a in c for b in c if b in by_package[a])
+        for c in found)
+
+
+def test_no_module_imports_a_name_private_to_another():
+    """`from explorer.x import _name` reaches into x's insides: a name another module needs is public."""
+    offenders = []
+    for name, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and (node.level or (node.module or "").startswith(PACKAGE)):
+                offenders += [f"{name} (line {node.lineno}) imports {a.name} from {node.module}"
+                              for a in node.names if a.name.startswith("_")]
+    assert not offenders, "\n".join(offenders)
+
+
+def test_explorer_keeps_at_most_15_files_flat():
+    """Everything else lives in the subpackage of its responsibility (CONTRIBUTING.md, "The tree")."""
+    flat = sorted(p.name for p in (ROOT / PACKAGE).glob("*.py"))
+    assert len(flat) <= 15, flat

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.checkpoints import load_pretrained
+from explorer.analysis.views import attention_for, best_head, match_scores, single_threaded
 from explorer.cli import main
 from explorer.figures.interpret import ablation_heatmap, lens_heatmap
 from explorer.inspect import capture
@@ -31,12 +31,12 @@ from explorer.interpret import (
 )
 from explorer.interpret.parts import example_inputs, head_columns, module
 from explorer.model import build_model
-from explorer.runs import save_run
-from explorer.snapshots import load_snapshots
+from explorer.store.checkpoints import load_pretrained
+from explorer.store.runs import save_run
+from explorer.store.snapshots import load_snapshots
 from explorer.tasks import BOS, TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
-from explorer.views_data import attention_for, best_head, match_scores, single_threaded
 from tests.export_run import save_tiny_run
 
 one_thread_metrics = single_threaded(metrics)   # as ablate runs: torch's threads only slow tiny models down

@@ -8,13 +8,13 @@ import copy
 import pytest
 import torch
 
-from explorer.checkpoints import pretrained_manifest
 from explorer.evaluation import snapshot
 from explorer.interpret import MODES, Part, ablate, parts
-from explorer.interpret.over_training import shipped_folder
 from explorer.interpret.stored import STORED_N, stored
-from explorer.snapshots import load_snapshots
-from explorer.subject import load_model
+from explorer.store import snapshots
+from explorer.store.checkpoints import pretrained_manifest
+from explorer.store.snapshots import load_snapshots
+from explorer.store.subject import load_model
 
 SHIPPED = [e["name"] for e in pretrained_manifest()]
 SAME = dict(rel=1e-5, abs=1e-6)   # json keeps every bit; another CPU's kernels may round a loss otherwise
@@ -64,7 +64,7 @@ def test_a_stored_table_is_not_used_for_other_weights_or_counts():
 @pytest.mark.parametrize("entry", pretrained_manifest(), ids=SHIPPED)
 def test_every_shipped_model_has_its_replayed_training_ending_on_its_weights(entry):
     name = entry["name"]
-    snaps = load_snapshots(shipped_folder() / name)
+    snaps = load_snapshots(snapshots.shipped_folder() / name)
     assert snaps, f"replay: python -m explorer interpret snapshots --model {name}"
     steps = [s.step for s in snaps]
     assert steps == sorted(steps) and steps[-1] == entry["train"]["steps"] and len(steps) >= 10

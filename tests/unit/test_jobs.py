@@ -14,14 +14,14 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer import budget, slots
-from explorer.budget import check_budget, estimate_budget
 from explorer.config import CLASSROOM_PRESETS, REFERENCE_PRESETS, ModelConfig
-from explorer.jobs import TrainingJob
+from explorer.jobs import budget, slots
+from explorer.jobs.budget import check_budget, estimate_budget
+from explorer.jobs.slots import pool_counts
+from explorer.jobs.training import TrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
-from explorer.runs import list_runs, load_run
-from explorer.slots import pool_counts
+from explorer.store.runs import list_runs, load_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
@@ -328,7 +328,7 @@ def test_a_refusal_taken_on_a_busy_moment_is_probed_again_and_lifted(task, monke
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a thread's own priority is a Linux task's")
 def test_a_job_trains_at_background_priority_and_leaves_the_server_threads_as_they_were(task):
-    """Two jobs on two cores would otherwise take the CPU from every page's rerun (explorer/slots.py)."""
+    """Two jobs on two cores would otherwise take the CPU from every page's rerun (explorer/jobs/slots.py)."""
     seen: list[int] = []
     before = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
     job = TrainingJob(tiny_model(task), task, quick(steps=3),

@@ -3,8 +3,8 @@ build, and reveals that say only what was measured."""
 
 import pytest
 
-from explorer.diagram import is_drawing
 from explorer.experiments import EXPERIMENTS, refusal_of
+from explorer.figures.diagram import is_drawing
 from explorer.figures.layout import TITLE_FIT_PX, fit_title, text_px
 from explorer.lessons import LESSONS, Control, Question, Reveal, View, facts
 

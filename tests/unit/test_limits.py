@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from explorer import budget, limits
+from explorer import limits
 from explorer.config import ModelConfig
-from explorer.jobs import TrainingJob
+from explorer.jobs import budget
+from explorer.jobs.training import TrainingJob
 from explorer.limits import CAPS, check_run, check_search, check_search_work, check_values
 from explorer.model import build_model
 from explorer.search.space import parse_space

@@ -6,8 +6,8 @@ import pytest
 import torch
 from torch import nn
 
+from explorer.analysis.equivalence import from_torch
 from explorer.config import ModelConfig
-from explorer.equivalence import from_torch
 from explorer.inspect import capture
 from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
 

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from explorer import owned_jobs, slots
-from explorer.owned_jobs import OwnedJobs
+from explorer.jobs import owned, slots
+from explorer.jobs.owned import OwnedJobs
 
 GRACE = 90.0
 
@@ -127,7 +127,7 @@ def test_a_search_stopped_by_the_grace_stays_a_day_for_its_owners_next_tab(regis
     clock.now += GRACE
     registry.sweep()
     assert registry.job("alice", "train") is None and registry.job("alice", "search") is search
-    clock.now += owned_jobs.KEEP_ENDED_S["search"] - 2 * GRACE - 1
+    clock.now += owned.KEEP_ENDED_S["search"] - 2 * GRACE - 1
     registry.sweep()
     assert registry.job("alice", "search") is search
     clock.now += 1
@@ -154,7 +154,7 @@ def test_the_reaper_thread_stops_an_unwatched_job_and_ends_when_nothing_is_left(
 
 def test_the_grace_is_a_minute_or_more_and_the_environment_can_change_it(monkeypatch):
     if "EXPLORER_JOB_GRACE_S" not in os.environ:   # the default: a tab throttled to a poll a minute keeps its job
-        assert 60 <= owned_jobs.GRACE_S <= 120 and 6 * owned_jobs.BEAT_S <= owned_jobs.GRACE_S
+        assert 60 <= owned.GRACE_S <= 120 and 6 * owned.BEAT_S <= owned.GRACE_S
     monkeypatch.setenv("EXPLORER_JOB_GRACE_S", "7.5")
     assert slots.env_number("EXPLORER_JOB_GRACE_S", 90.0, 1.0, 3600.0) == 7.5
     for bad, expected in (("soon", 90.0), ("0", 1.0), ("1e9", 3600.0)):

@@ -8,10 +8,10 @@ import pandas as pd
 import pytest
 import torch
 
-from explorer.checkpoints import PRETRAINED_DIR, load_pretrained, pretrained_manifest
 from explorer.config import ModelConfig
 from explorer.evaluation import evaluate
-from explorer.pretrain import (
+from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained, pretrained_manifest
+from explorer.store.shipped import (
     DEFAULT_MODEL,
     FRESH_EXAMPLES,
     RECIPE_NAMES,

@@ -51,7 +51,7 @@ def test_a_diagram_on_a_projector_has_14_px_text_and_keeps_a_scale_its_boxes_hol
     """Its boxes are drawn in data units: 14 px text stays inside them down to MIN_PX_PER_UNIT (measured in
     Chromium, tests/browser/test_browser_lesson_screens.py), so a tall one fits `max_height` only that far."""
     from explorer.config import ModelConfig
-    from explorer.diagram import MIN_PX_PER_UNIT, PX_PER_UNIT
+    from explorer.figures.diagram import MIN_PX_PER_UNIT, PX_PER_UNIT
 
     def px_per_unit(fig):
         y0, y1 = fig.layout.yaxis.range

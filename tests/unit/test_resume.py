@@ -5,11 +5,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer import runs
 from explorer.config import ModelConfig
-from explorer.jobs import TrainingJob
+from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
-from explorer.resume import can_resume
+from explorer.store import runs
+from explorer.store.resume import can_resume
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps

@@ -406,8 +406,8 @@ def test_wrong_pins_are_counted_and_void_the_pin(db, room):
 
 
 def test_default_file_lives_under_the_runs_folder(tmp_path, monkeypatch):
-    # a stand-in for explorer.runs, which imports torch: seconds this test does not need
-    monkeypatch.setitem(sys.modules, "explorer.runs", types.SimpleNamespace(runs_dir=lambda: tmp_path))
+    # a stand-in for explorer.store.runs, which imports torch: seconds this test does not need
+    monkeypatch.setitem(sys.modules, "explorer.store.runs", types.SimpleNamespace(runs_dir=lambda: tmp_path))
     db = Rooms()
     assert db.path == str(tmp_path / "rooms.sqlite")
     db.close()

@@ -7,10 +7,10 @@ import shutil
 import pytest
 import torch
 
-from explorer import checkpoints, runs
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.runs import claim_run, delete_run, list_runs, load_run, name_was_used, runs_dir, safe_name, save_run
+from explorer.store import checkpoints, runs
+from explorer.store.runs import claim_run, delete_run, list_runs, load_run, name_was_used, runs_dir, safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps

@@ -19,13 +19,15 @@ from contextlib import redirect_stderr, redirect_stdout
 import optuna
 import pytest
 
-from explorer import budget, cli, runs
+from explorer import cli
+from explorer.jobs import budget
+from explorer.jobs.slots import _SlotPool
 from explorer.search import PooledExecutor, SearchSpec, SerialExecutor, open_study, parse_space, run_search
 from explorer.search.driver import trial_spec
 from explorer.search.ray_cluster import RayUnavailable, connect
 from explorer.search.study import INTERRUPTED, counts
 from explorer.search.trial import PRUNED, run_trial
-from explorer.slots import _SlotPool
+from explorer.store import runs
 
 TINY = dict(task="reversal-fast", steps=6, eval_examples=20, metric="val_loss")
 
@@ -202,7 +204,7 @@ def test_every_trial_is_saved_as_a_resumable_run_of_its_owner():
 
 
 def test_the_pooled_executor_starts_a_trial_only_in_a_free_slot(monkeypatch):
-    import explorer.slots as slots
+    import explorer.jobs.slots as slots
 
     monkeypatch.setattr(slots, "MAX_CONCURRENT_JOBS", 1)
     pool = _SlotPool()

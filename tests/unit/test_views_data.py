@@ -10,10 +10,11 @@ import torch
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from explorer import checkpoints, views_data
+from explorer.analysis import views
 from explorer.config import ModelConfig
 from explorer.decoding import generate
 from explorer.model import HookPoint, build_model
+from explorer.store import checkpoints
 from explorer.tasks import BOS, EOS, PAD, TASK_PRESETS, TaskConfig, make_task
 
 TINY = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=2, n_decoder_layers=2, d_ff=32)
@@ -33,7 +34,7 @@ MODELS = {name: tiny(task) for name, task in TASKS.items()}
 def shipped_reversal():
     """The shipped reversal-fast model (the app's default), with its own task."""
     entry = next((e for e in checkpoints.pretrained_manifest() if e["name"] == "reversal-fast"), None)
-    assert entry is not None, "pretrained/ must ship reversal-fast (python -m explorer.pretrain builds it)"
+    assert entry is not None, "pretrained/ must ship reversal-fast (python -m explorer.store.shipped builds it)"
     model, meta = checkpoints.load_pretrained("reversal-fast")
     return model.eval(), make_task(TaskConfig.from_dict(meta["task"]))
 
@@ -44,7 +45,7 @@ def shipped_reversal():
 def test_any_text_gives_ids_or_a_message(name, text):
     task = task_of(name)
     try:
-        ids = views_data.read_input(task, text)
+        ids = views.read_input(task, text)
     except ValueError as err:
         assert len(str(err)) > 10  # a sentence, not a bare token
         return
@@ -56,7 +57,7 @@ def near_valid(task) -> st.SearchStrategy[str]:
     """Text that is often valid: a validation example typed back, cut short, or with a near miss
     (an unknown token, an extra A) put in."""
     def typed(i: int, cut: int, extra: str) -> str:
-        text = views_data.text_of(task, task.example("val", i)[0])
+        text = views.text_of(task, task.example("val", i)[0])
         return text[:cut] + extra
     return st.builds(typed, st.integers(0, 20), st.one_of(st.just(999), st.integers(1, 40)),
                      st.sampled_from(["", "", "", " 0", " 11", " A", "~"]))
@@ -70,16 +71,16 @@ def test_accepted_text_runs_through_every_view(name, data, pad, teacher):
     task, model = TASKS[name], MODELS[name]
     text = data.draw(st.one_of(near_valid(task), near_valid(task), st.text(max_size=40)))
     try:
-        src = views_data.read_input(task, text)
+        src = views.read_input(task, text)
     except ValueError:
         event("rejected")
         return
     event(f"accepted {name}")
-    tgt_in = views_data.decoder_input(model, task, src, teacher) if task.kind == "seq2seq" else None
-    view = views_data.attention_for(model, task, src, tgt_in, pad=pad)
+    tgt_in = views.decoder_input(model, task, src, teacher) if task.kind == "seq2seq" else None
+    view = views.attention_for(model, task, src, tgt_in, pad=pad)
     for kind in view.kinds:
         assert np.allclose(view.patterns[kind].sum(-1), 1.0, atol=1e-5)
-    probs = views_data.output_distribution(model, task, src, tgt_in)
+    probs = views.output_distribution(model, task, src, tgt_in)
     assert np.allclose(probs.sum(-1), 1.0, atol=1e-5)
 
 
@@ -87,23 +88,23 @@ def test_accepted_text_runs_through_every_view(name, data, pad, teacher):
     ("", "empty"), ("1 2 x", "integers 1..10"), ("0", "integers 1..10"), ("1 " * 9, "maximum is 8")])
 def test_bad_input_says_what_is_valid(text, words):
     with pytest.raises(ValueError, match=words):
-        views_data.read_input(TASKS["reversal-fast"], text)
+        views.read_input(TASKS["reversal-fast"], text)
 
 
 @pytest.mark.parametrize("name", ["reversal-fast", "order", "char-lm"])
 def test_an_example_typed_back_reads_the_same(name):
     task = TASKS[name]
     src, _ = task.example("val", 5)
-    assert views_data.read_input(task, views_data.text_of(task, src)) == tuple(src)
+    assert views.read_input(task, views.text_of(task, src)) == tuple(src)
 
 
 # ------------------------------------------------------------------------------------ attention
 def test_seq2seq_view_axes_masks_and_expected_pattern():
     task, model = TASKS["reversal-fast"], MODELS["reversal-fast"]
     src = (3, 4, 5, 6)                                                  # "1 2 3 4"
-    tgt_in = views_data.decoder_input(model, task, src, teacher=True)
+    tgt_in = views.decoder_input(model, task, src, teacher=True)
     assert tgt_in == (BOS, 6, 5, 4, 3)
-    view = views_data.attention_for(model, task, src, tgt_in, pad=True)
+    view = views.attention_for(model, task, src, tgt_in, pad=True)
     assert view.patterns["enc_self"].shape == (2, 2, 8, 8)              # padded to the task's 8 tokens
     assert view.patterns["cross"].shape == (2, 2, 9, 8)                 # decoder padded to 9
     assert view.k_labels["cross"] == ("1", "2", "3", "4") + ("<pad>",) * 4
@@ -118,12 +119,12 @@ def test_seq2seq_view_axes_masks_and_expected_pattern():
 
 
 def test_lm_and_classifier_views():
-    lm = views_data.attention_for(MODELS["char-lm"], TASKS["char-lm"], views_data.read_input(TASKS["char-lm"], "the "))
+    lm = views.attention_for(MODELS["char-lm"], TASKS["char-lm"], views.read_input(TASKS["char-lm"], "the "))
     assert lm.kinds == ("dec_self",) and lm.q_labels["dec_self"] == ("t", "h", "e", "␣")
     assert np.array_equal(lm.masks["dec_self"], np.tri(4, dtype=bool))
     vec_task = TASKS["order-vectors"]
     src, _ = vec_task.example("val", 0)
-    view = views_data.attention_for(MODELS["order-vectors"], vec_task, src, pad=True)  # vectors: nothing to pad
+    view = views.attention_for(MODELS["order-vectors"], vec_task, src, pad=True)  # vectors: nothing to pad
     assert view.kinds == ("enc_self",) and view.patterns["enc_self"].shape[-1] == len(src)
     assert sorted(view.q_labels["enc_self"]).count("·") == len(src) - 2 and "A" in view.q_labels["enc_self"]
 
@@ -133,9 +134,9 @@ def test_the_shared_model_is_left_untouched():
     model.train()
     before = {k: v.clone() for k, v in model.state_dict().items()}
     threads = torch.get_num_threads()
-    views_data.attention_for(model, task, (3, 4, 5), (BOS, 5, 4, 3))
-    views_data.output_distribution(model, task, (3, 4, 5), (BOS, 5, 4, 3))
-    views_data.decode_both(model, task, (3, 4, 5), k=2)
+    views.attention_for(model, task, (3, 4, 5), (BOS, 5, 4, 3))
+    views.output_distribution(model, task, (3, 4, 5), (BOS, 5, 4, 3))
+    views.decode_both(model, task, (3, 4, 5), k=2)
     assert model.training and torch.get_num_threads() == threads
     assert not any(m._forward_hooks for m in model.modules() if isinstance(m, HookPoint))
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
@@ -151,12 +152,12 @@ def test_match_scores_find_the_planted_head():
     pats[1, 2] = expected + np.eye(q, k, 0) * 0                         # a head that follows exactly...
     pats[1, 2, 4] = 1.0 / k                                             # ...with a free last row
     pats[0, 1] = 1.0 / k                                                # a uniform head
-    scores = views_data.match_scores(pats, expected)
+    scores = views.match_scores(pats, expected)
     assert scores.shape == (2, 3)
     assert scores[1, 2] == pytest.approx(1.0) and scores[0, 1] == pytest.approx(1 / k)
-    assert views_data.best_head(scores)[:2] == (1, 2)
-    assert np.isnan(views_data.match_scores(pats, np.zeros((q, k)))).all()
-    assert views_data.best_head(np.full((2, 2), np.nan)) is None
+    assert views.best_head(scores)[:2] == (1, 2)
+    assert np.isnan(views.match_scores(pats, np.zeros((q, k)))).all()
+    assert views.best_head(np.full((2, 2), np.nan)) is None
 
 
 def test_entropy_from_sharp_to_uniform():
@@ -164,11 +165,11 @@ def test_entropy_from_sharp_to_uniform():
     real = np.ones(4, dtype=bool)
     uniform = mask / mask.sum(-1, keepdims=True)
     pats = np.stack([np.eye(4), uniform])[None]                         # (1, 2, 4, 4)
-    ent = views_data.head_entropy(pats, real)
+    ent = views.head_entropy(pats, real)
     assert ent[0, 0] == pytest.approx(0.0, abs=1e-9)
-    assert ent[0, 1] == pytest.approx(views_data.uniform_entropy(mask, real))
-    assert views_data.uniform_entropy(mask, real) == pytest.approx(np.mean(np.log([1, 2, 3, 4])))
-    blank = views_data.masked_for_mosaic(pats, mask)
+    assert ent[0, 1] == pytest.approx(views.uniform_entropy(mask, real))
+    assert views.uniform_entropy(mask, real) == pytest.approx(np.mean(np.log([1, 2, 3, 4])))
+    blank = views.masked_for_mosaic(pats, mask)
     assert np.isnan(blank[..., 0, 1]).all() and not np.isnan(blank[..., 1, 0]).any()
 
 
@@ -176,20 +177,20 @@ def test_entropy_from_sharp_to_uniform():
 def test_shipped_reversal_model_reverses_and_draws_the_anti_diagonal(shipped_reversal):
     model, task = shipped_reversal
     src, target = task.example("val", 0)
-    written = views_data.greedy_output(model, task, src)
+    written = views.greedy_output(model, task, src)
     assert written == (*target, EOS)
-    tgt_in = views_data.decoder_input(model, task, src, teacher=False)
+    tgt_in = views.decoder_input(model, task, src, teacher=False)
     assert tgt_in == (BOS, *target)                                     # it reads what it wrote
-    view = views_data.attention_for(model, task, src, tgt_in)
-    expected = views_data.reference_patterns(view, "cross")[views_data.EXPECTED]
-    trained = views_data.best_head(views_data.match_scores(view.patterns["cross"], expected))
-    fresh = views_data.attention_for(tiny(task), task, src, tgt_in)
-    untrained = views_data.best_head(views_data.match_scores(fresh.patterns["cross"], expected))
+    view = views.attention_for(model, task, src, tgt_in)
+    expected = views.reference_patterns(view, "cross")[views.EXPECTED]
+    trained = views.best_head(views.match_scores(view.patterns["cross"], expected))
+    fresh = views.attention_for(tiny(task), task, src, tgt_in)
+    untrained = views.best_head(views.match_scores(fresh.patterns["cross"], expected))
     assert trained[2] > 0.5 and trained[2] > untrained[2] + 0.2
-    probs = views_data.output_distribution(model, task, src, tgt_in)   # (T, V)
+    probs = views.output_distribution(model, task, src, tgt_in)   # (T, V)
     assert list(probs.argmax(-1)) == [*target, EOS]
-    assert views_data.row_entropy(probs).max() < 0.5 * math.log(len(task.vocab))
-    out = views_data.decode_both(model, task, src, k=4)
+    assert views.row_entropy(probs).max() < 0.5 * math.log(len(task.vocab))
+    out = views.decode_both(model, task, src, k=4)
     assert out.greedy == out.beam == tuple(target) and out.greedy_done and out.beam_done
     assert -1.0 < out.beam_logprob <= 0.0 and out.beam_logprob >= out.greedy_logprob - 1e-5
 
@@ -198,35 +199,35 @@ def test_beam_search_is_never_less_probable_than_greedy():
     task, model = TASKS["reversal-fast"], MODELS["reversal-fast"]
     for i in range(5):
         src, _ = task.example("val", i)
-        out = views_data.decode_both(model, task, src, k=4)
+        out = views.decode_both(model, task, src, k=4)
         assert out.beam_logprob >= out.greedy_logprob - 1e-4 and out.k == 4
 
 
 def test_classifier_and_lm_distributions():
-    order = views_data.output_distribution(MODELS["order"], TASKS["order"], TASKS["order"].example("val", 0)[0])
+    order = views.output_distribution(MODELS["order"], TASKS["order"], TASKS["order"].example("val", 0)[0])
     assert order.shape == (1, 2) and order.sum() == pytest.approx(1.0)
-    text = views_data.read_input(TASKS["char-lm"], "the model")
-    probs = views_data.output_distribution(MODELS["char-lm"], TASKS["char-lm"], text)
+    text = views.read_input(TASKS["char-lm"], "the model")
+    probs = views.output_distribution(MODELS["char-lm"], TASKS["char-lm"], text)
     assert probs.shape == (9, len(TASKS["char-lm"].vocab))
-    assert views_data.solution(TASKS["char-lm"], views_data.read_input(TASKS["char-lm"], "zzqx")) == ()
+    assert views.solution(TASKS["char-lm"], views.read_input(TASKS["char-lm"], "zzqx")) == ()
 
 
 def test_text_continuation_greedy_and_seeded_sampling():
-    model, ids = MODELS["char-lm"], views_data.read_input(TASKS["char-lm"], "the ")
-    greedy = views_data.continue_text(model, ids, 12)
+    model, ids = MODELS["char-lm"], views.read_input(TASKS["char-lm"], "the ")
+    greedy = views.continue_text(model, ids, 12)
     assert greedy == tuple(generate(model, torch.tensor([ids]), 12)[0].tolist())
-    sampled = [views_data.continue_text(model, ids, 12, temperature=1.5, seed=s) for s in (1, 1, 2)]
+    sampled = [views.continue_text(model, ids, 12, temperature=1.5, seed=s) for s in (1, 1, 2)]
     assert sampled[0] == sampled[1] != sampled[2] and len(sampled[0]) == 12
     assert PAD not in greedy and BOS not in greedy
 
 
 def test_fingerprint_follows_the_weights():
     model = tiny(TASKS["reversal-fast"], seed=1)
-    first = views_data.fingerprint(model)
-    assert views_data.fingerprint(model) == first
+    first = views.fingerprint(model)
+    assert views.fingerprint(model) == first
     with torch.no_grad():
         model.output_proj.bias[0] += 0.01
-    assert views_data.fingerprint(model) != first
+    assert views.fingerprint(model) != first
 
 
 @pytest.mark.parametrize("preset,text,words", [
@@ -237,5 +238,5 @@ def test_fingerprint_follows_the_weights():
 ])
 def test_typed_input_errors_speak_the_apps_language(preset, text, words):
     with pytest.raises(ValueError) as err:
-        views_data.read_input(make_task(preset), text)
+        views.read_input(make_task(preset), text)
     assert words in str(err.value) and "digits" not in str(err.value) and len(str(err.value)) < 200

@@ -18,8 +18,8 @@ import safetensors
 import safetensors.torch
 from torch import Tensor, nn
 
-from .config import ModelConfig, param_count
-from .model import build_model
+from explorer.config import ModelConfig, param_count
+from explorer.model import build_model
 
 FORMAT_VERSION = 1
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -27,7 +27,7 @@ HISTORY_FILE = "metrics.csv"  # one row per training step (StepMetrics.to_row), 
 MAX_UPLOAD_BYTES = 50 * 2**20
 MAX_META_BYTES = 2**20
 # An installed explorer ships no models: $EXPLORER_PRETRAINED_DIR names a checkout's pretrained/ (README)
-PRETRAINED_DIR = Path(os.environ.get("EXPLORER_PRETRAINED_DIR") or Path(__file__).parent.parent / "pretrained")
+PRETRAINED_DIR = Path(os.environ.get("EXPLORER_PRETRAINED_DIR") or Path(__file__).parents[2] / "pretrained")
 
 
 class CheckpointError(ValueError):

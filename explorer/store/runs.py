@@ -1,6 +1,6 @@
 """Run history on disk: one folder per finished (or stopped) training run.
 
-    <runs_dir>/<name>/model.safetensors   weights            (explorer.checkpoints)
+    <runs_dir>/<name>/model.safetensors   weights            (explorer.store.checkpoints)
     <runs_dir>/<name>/meta.json           task, model, train configs, final metrics
     <runs_dir>/<name>/metrics.csv         one row per step
     <runs_dir>/.names                     every name ever given to a run, one a line
@@ -32,14 +32,14 @@ from pathlib import Path
 import pandas as pd
 from torch import nn
 
-from . import checkpoints
-from .checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
-from .inspect import blocks
-from .resume import load_state, save_state
-from .snapshots import save_snapshots
-from .tasks import Task, TaskConfig, make_task
-from .train_config import TrainConfig
-from .training import StepMetrics, TrainState
+from explorer.inspect import blocks
+from explorer.store import checkpoints
+from explorer.store.checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
+from explorer.store.resume import load_state, save_state
+from explorer.store.snapshots import save_snapshots
+from explorer.tasks import Task, TaskConfig, make_task
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, TrainState
 
 MAX_NAME = 64
 METRICS_FILE = "metrics.csv"
@@ -48,7 +48,7 @@ NAMES_FILE = ".names"   # hidden: run names never start with a dot
 
 def runs_dir() -> Path:
     """$EXPLORER_RUNS_DIR, else <repo>/runs in a checkout, else ./runs (an installed explorer); created on demand."""
-    checkout = Path(__file__).parent.parent
+    checkout = Path(__file__).parents[2]
     default = checkout / "runs" if (checkout / "pyproject.toml").is_file() else Path.cwd() / "runs"
     path = Path(os.environ.get("EXPLORER_RUNS_DIR") or default)
     path.mkdir(parents=True, exist_ok=True)
@@ -144,7 +144,7 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
              extra: dict | None = None, owner: str | None = None, state=None, shared: bool = False) -> RunInfo:
     """Save weights, configs and per-step metrics under a sanitised name never used before
     (name, else name-2, name-3, ...), owned by `owner` (None: nobody's); with the run's TrainState,
-    also what resuming it needs (explorer.resume). A run on own data is private unless `shared`."""
+    also what resuming it needs (explorer.store.resume). A run on own data is private unless `shared`."""
     path = _new_folder(safe_name(name))
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None

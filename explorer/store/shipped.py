@@ -25,15 +25,15 @@ from pathlib import Path
 import pandas as pd
 import torch
 
-from .checkpoints import HISTORY_FILE, MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
-from .config import ModelConfig, param_count
-from .evaluation import evaluate
-from .inspect import blocks
-from .model import build_model
-from .recipes import recommended
-from .tasks import PAD, TASK_PRESETS, Batch, Task, TaskConfig, make_task
-from .train_config import TrainConfig
-from .training import StepMetrics, train_steps
+from explorer.config import ModelConfig, param_count
+from explorer.evaluation import evaluate
+from explorer.inspect import blocks
+from explorer.model import build_model
+from explorer.store.checkpoints import HISTORY_FILE, MODEL_FILE, PRETRAINED_DIR, load_checkpoint, save_checkpoint
+from explorer.tasks import PAD, TASK_PRESETS, Batch, Task, TaskConfig, make_task
+from explorer.tasks.recipes import recommended
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, train_steps
 
 MANIFEST = "manifest.json"
 FRESH_SEED_OFFSET = 1000   # the fresh validation set: the same task config, seed + 1000
@@ -80,7 +80,7 @@ class Recipe:
 
 
 def _preset(name: str) -> tuple[TaskConfig, ModelConfig, TrainConfig]:
-    """A task preset with its recommended recipe (explorer.recipes): one source for the app and the builds."""
+    """A task preset with its recommended recipe (explorer.tasks.recipes): one source for the app and the builds."""
     overrides, train = recommended(name)
     return TASK_PRESETS[name], ModelConfig(max_len=32).replace(**overrides), train
 

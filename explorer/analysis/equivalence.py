@@ -23,10 +23,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .config import ModelConfig
-from .inspect import grad_groups, grad_norms
-from .model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
-from .views_data import single_threaded
+from explorer.analysis.views import single_threaded
+from explorer.config import ModelConfig
+from explorer.inspect import grad_groups, grad_norms
+from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
 
 TOL = 1e-5  # float32 rounding over a few matmuls and a LayerNorm stays orders of magnitude below
 

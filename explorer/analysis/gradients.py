@@ -19,11 +19,11 @@ import pandas as pd
 import torch
 import torch.nn.functional as F
 
-from .config import NORMS, ModelConfig
-from .evidence import welch
-from .inspect import blocks, grad_groups, grad_norms
-from .model import build_model
-from .views_data import single_threaded
+from explorer.analysis.evidence import welch
+from explorer.analysis.views import single_threaded
+from explorer.config import NORMS, ModelConfig
+from explorer.inspect import blocks, grad_groups, grad_norms
+from explorer.model import build_model
 
 MAX_LAYERS = 96
 

@@ -16,19 +16,19 @@ import numpy as np
 import plotly.graph_objects as go
 import torch
 
-from . import views_data
-from .figures.attention import attention_mosaic
-from .figures.curves import training_curves
-from .figures.gradients import grad_norm_heatmap
-from .figures.outputs import entropy_chart, output_heatmap
-from .figures.positional import pe_heatmap
-from .gradients import grad_norm_table
-from .inspect import ATTENTION_KINDS
-from .positional import LearnedEncoding, SinusoidalEncoding, rope_angles
-from .subject import Subject
-from .task_kinds import KINDS as TASK_KINDS
-from .tasks import EOS as TASK_EOS
-from .timelapse import timelapse_figure
+from explorer.analysis import views
+from explorer.analysis.gradients import grad_norm_table
+from explorer.figures.attention import attention_mosaic
+from explorer.figures.curves import training_curves
+from explorer.figures.gradients import grad_norm_heatmap
+from explorer.figures.outputs import entropy_chart, output_heatmap
+from explorer.figures.positional import pe_heatmap
+from explorer.figures.timelapse import timelapse_figure
+from explorer.inspect import ATTENTION_KINDS
+from explorer.positional import LearnedEncoding, SinusoidalEncoding, rope_angles
+from explorer.store.subject import Subject
+from explorer.task_kinds import KINDS as TASK_KINDS
+from explorer.tasks import EOS as TASK_EOS
 
 MAX_GRAD_STEPS = 200  # as the Train page: a long run still draws quickly
 ABLATION_EXAMPLES = 200  # validation examples a knock-out is measured on, as the Inside the model page
@@ -45,17 +45,17 @@ def _example(s: Subject, example: int):
     return s.task.example("val", example)                           # (src, target); ValueError names the range
 
 
-def attention_view(s: Subject, example: int = 0) -> views_data.AttentionView:
+def attention_view(s: Subject, example: int = 0) -> views.AttentionView:
     src, _ = _example(s, example)
-    tgt_in = views_data.decoder_input(s.model, s.task, src, teacher=False) if s.task.kind == "seq2seq" else None
-    return views_data.attention_for(s.model, s.task, src, tgt_in)
+    tgt_in = views.decoder_input(s.model, s.task, src, teacher=False) if s.task.kind == "seq2seq" else None
+    return views.attention_for(s.model, s.task, src, tgt_in)
 
 
-def mosaic(view: views_data.AttentionView, kind: str) -> go.Figure:
+def mosaic(view: views.AttentionView, kind: str) -> go.Figure:
     """Every head of one attention kind, as the Attention page's mosaic (without its click targets)."""
     n_l, n_h = view.patterns[kind].shape[:2]
     title = f"{ATTENTION_KINDS[kind]}: {_plural(n_l, 'layer')} × {_plural(n_h, 'head')}"
-    return attention_mosaic(views_data.masked_for_mosaic(view.patterns[kind], view.masks[kind]), view.q_labels[kind],
+    return attention_mosaic(views.masked_for_mosaic(view.patterns[kind], view.masks[kind]), view.q_labels[kind],
                             view.k_labels[kind], title=title, mask=view.masks[kind])
 
 
@@ -115,11 +115,11 @@ def _probs(s: Subject, example: int) -> tuple[np.ndarray, list[str], list[str], 
     src, target = _example(s, example)
     task = s.task
     if task.kind == "seq2seq":
-        tgt_in = views_data.decoder_input(s.model, task, src, teacher=False)
-        probs = views_data.output_distribution(s.model, task, src, tgt_in)
+        tgt_in = views.decoder_input(s.model, task, src, teacher=False)
+        probs = views.output_distribution(s.model, task, src, tgt_in)
         rows = [f"{t}: after {tok}" for t, tok in enumerate(task.tokens(tgt_in))]
         return probs, rows, list(task.vocab), (list(target) + [TASK_EOS])[:len(rows)]
-    probs = views_data.output_distribution(s.model, task, src, None)
+    probs = views.output_distribution(s.model, task, src, None)
     if task.kind == "classify":
         return probs, ["this input"], list(task.class_names), list(target)
     rows = [f"{t}: after {ch}" for t, ch in enumerate(task.position_labels(list(src)))]
@@ -134,7 +134,7 @@ def _outputs(s: Subject, example: int) -> go.Figure:
 
 def _entropy(s: Subject, example: int) -> go.Figure:
     probs, rows, _, _ = _probs(s, example)
-    return entropy_chart(views_data.row_entropy(probs), [r.split(":")[0] for r in rows],
+    return entropy_chart(views.row_entropy(probs), [r.split(":")[0] for r in rows],
                          max_entropy=math.log(probs.shape[1]), title=f"Output entropy per position of {s.name}")
 
 
@@ -151,8 +151,8 @@ def _timelapse(s: Subject, _example: int) -> go.Figure:
 def _ablation(s: Subject, _example: int) -> go.Figure:
     """Every head knocked out in turn (zero mode, 200 validation examples): the Inside the model page's grid, read
     from a shipped model's stored table when it is of these weights."""
-    from .figures.interpret import ablation_heatmap
-    from .interpret.stored import ablation_table
+    from explorer.figures.interpret import ablation_heatmap
+    from explorer.interpret.stored import ablation_table
 
     table = ablation_table(s.name if s.source == "shipped" else None, s.model, s.task, "zero", ABLATION_EXAMPLES)
     kinds = [k for k in ATTENTION_KINDS if k in set(table["kind"])]

@@ -23,9 +23,9 @@ from pathlib import Path
 
 import torch
 
-from .experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
-from .experiments.runner import RESULT_FILE, cache_path, resolve_params
-from .slots import background_priority, slot_pool
+from explorer.experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
+from explorer.experiments.runner import RESULT_FILE, cache_path, resolve_params
+from explorer.jobs.slots import background_priority, slot_pool
 
 log = logging.getLogger(__name__)
 

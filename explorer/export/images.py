@@ -2,7 +2,7 @@
 driving the Chromium already installed, never a browser download), and the time-lapse as an animated GIF.
 
 The browser: $BROWSER_PATH (kaleido's own setting), else `chromium` on the PATH, kept running between exports
-(explorer.image_browser). Kaleido gets plotly's bundled plotly.js and no MathJax, so an export makes no
+(explorer.export.browser). Kaleido gets plotly's bundled plotly.js and no MathJax, so an export makes no
 request to any network.
 """
 
@@ -16,8 +16,8 @@ from pathlib import Path
 import numpy as np
 import plotly.graph_objects as go
 
-from . import image_browser
-from .figures.attention import slider_frames
+from explorer.export import browser
+from explorer.figures.attention import slider_frames
 
 WIDTH = 1280          # px: a 16:9 slide's width; the height is the figure's own (it holds its content)
 PNG_SCALE = 2         # PNG pixels per CSS pixel: sharp on a projector and in print
@@ -44,7 +44,7 @@ def size(fig: go.Figure) -> tuple[int, int]:
 
 
 def render(figs: list[go.Figure], fmt: str, scale: float | None = None) -> list[bytes]:
-    """PNG or SVG bytes of each figure, rendered by the process's one browser (explorer.image_browser: started
+    """PNG or SVG bytes of each figure, rendered by the process's one browser (explorer.export.browser: started
     by the first export, reused by the later ones, closed at exit). Its event loop runs in a thread of its own,
     so this works from a script, a notebook (whose loop is running) and a Streamlit callback alike."""
     if fmt not in ("png", "svg"):
@@ -53,8 +53,8 @@ def render(figs: list[go.Figure], fmt: str, scale: float | None = None) -> list[
     path = browser_path()
     jobs = [(fig, dict(format=fmt, width=size(fig)[0], height=size(fig)[1], scale=scale)) for fig in figs]
     try:
-        return image_browser.render(jobs, path)
-    except image_browser.BrowserFailed as e:
+        return browser.render(jobs, path)
+    except browser.BrowserFailed as e:
         raise ImageExportError(f"the image export failed twice, the second time in a new browser ({path}): "
                                f"{e}") from e
 

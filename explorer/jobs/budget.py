@@ -22,12 +22,12 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
-from .evaluation import evaluate, snapshot
-from .model import build_model
-from .tasks import Task
-from .train_config import TrainConfig
-from .training import train_steps
+from explorer.config import ModelConfig, flops_per_token, human, param_count, train_memory_bytes
+from explorer.evaluation import evaluate, snapshot
+from explorer.model import build_model
+from explorer.tasks import Task
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
 
 MAX_TRAIN_BYTES = 2 * 2**30
 MAX_RUN_SECONDS = 600.0

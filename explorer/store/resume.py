@@ -18,10 +18,10 @@ import pandas as pd
 import safetensors.torch
 from torch import nn
 
-from .checkpoints import HISTORY_FILE
-from .tasks import Task
-from .train_config import TrainConfig
-from .training import StepMetrics, TrainState, new_state
+from explorer.store.checkpoints import HISTORY_FILE
+from explorer.tasks import Task
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, TrainState, new_state
 
 STATE_FILE, STATE_META = "resume.safetensors", "resume.json"
 GENERATOR = "generator"   # the batch generator's state, among the optimizer's tensors

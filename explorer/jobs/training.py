@@ -7,7 +7,7 @@
 
 The Train page keeps one job per session in st.session_state and polls it; nothing here touches
 Streamlit. The worker appends under a lock and readers get copies, so a poll never sees a torn list.
-The server-wide slot pool (explorer/slots.py) caps how many jobs train at once; the others wait in a
+The server-wide slot pool (explorer/jobs/slots.py) caps how many jobs train at once; the others wait in a
 FIFO queue. `limits.check_run` refuses, before anything starts, runs over the caps or too big for a laptop CPU.
 """
 
@@ -26,13 +26,13 @@ import pandas as pd
 import torch
 from torch import nn
 
-from .evaluation import AttentionSnapshot
-from .limits import check_run
-from .runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
-from .slots import background_priority, slot_pool
-from .tasks import Task
-from .train_config import TrainConfig
-from .training import StepMetrics, new_state, train_steps
+from explorer.evaluation import AttentionSnapshot
+from explorer.jobs.slots import background_priority, slot_pool
+from explorer.limits import check_run
+from explorer.store.runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
+from explorer.tasks import Task
+from explorer.train_config import TrainConfig
+from explorer.training import StepMetrics, new_state, train_steps
 
 log = logging.getLogger(__name__)
 

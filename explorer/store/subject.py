@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 import pandas as pd
 from torch import nn
 
-from . import checkpoints
-from .checkpoints import CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
-from .evaluation import AttentionSnapshot
-from .interpret import over_training
-from .runs import list_runs, load_run, run_folder
-from .snapshots import load_snapshots
-from .tasks import Task, TaskConfig, make_task
+from explorer.evaluation import AttentionSnapshot
+from explorer.store import checkpoints, snapshots
+from explorer.store.checkpoints import CheckpointError, load_pretrained, pretrained_history, pretrained_manifest
+from explorer.store.runs import list_runs, load_run, run_folder
+from explorer.store.snapshots import load_snapshots
+from explorer.tasks import Task, TaskConfig, make_task
 
 FINAL_COLUMNS = ("step", "loss", "token_acc", "seq_acc", "val_loss", "val_token_acc", "val_exact", "elapsed")
 
@@ -41,7 +40,8 @@ def names() -> tuple[list[str], list[str]]:
 
 
 def from_job(job) -> Subject:
-    """A training job of the app (explorer.jobs.TrainingJob) as it stands: its model, recipe, history, snapshots."""
+    """A training job of the app (explorer.jobs.training.TrainingJob) as it stands: its model, recipe, history,
+    snapshots."""
     history = job.history_frame()
     final = {k: v.item() if hasattr(v, "item") else v for k, v in history.iloc[-1].items()} if len(history) else {}
     return Subject(job.run_name or job.name, "session", job.model, job.task, job.train_cfg.to_dict(),
@@ -64,7 +64,7 @@ def open_subject(name: str) -> Subject:
             return Subject(name, "shipped", model, make_task(TaskConfig.from_dict(meta["task"])),
                            dict(meta.get("train") or {}), dict(final) if isinstance(final, dict) else {},
                            history if history is not None else pd.DataFrame(),
-                           tuple(load_snapshots(over_training.shipped_folder() / name)))   # its replayed training
+                           tuple(load_snapshots(snapshots.shipped_folder() / name)))   # its replayed training
         try:
             if kind == "shipped":
                 raise FileNotFoundError(name)

@@ -2,7 +2,7 @@
 network) with a model's config, recipe, curves, attention, time-lapse, gradients, output entropy and
 metrics. `python -m explorer report NAME --out FILE.html`, or the Download report button (Runs, Train).
 
-Every chart is the app's own figure (explorer/figure_kinds.py); the time-lapse is made to play in
+Every chart is the app's own figure (explorer/export/kinds.py); the time-lapse is made to play in
 Plotly itself (`figures.attention.playable`), as there is no server behind the file.
 """
 
@@ -16,9 +16,9 @@ import pandas as pd
 import plotly.graph_objects as go
 import plotly.io as pio
 
-from .figure_kinds import KINDS, attention_mosaics
-from .figures.attention import playable
-from .subject import Subject
+from explorer.export.kinds import KINDS, attention_mosaics
+from explorer.figures.attention import playable
+from explorer.store.subject import Subject
 
 PLOT_CONFIG = {"displaylogo": False, "responsive": True}
 MAX_METRIC_ROWS = 20  # evaluated steps listed in the metrics table, evenly spaced (the last always)

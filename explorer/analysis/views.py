@@ -23,9 +23,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from .decoding import beam_search, generate, greedy, sequence_logprob
-from .inspect import capture
-from .tasks import BOS, EOS, PAD, Task
+from explorer.decoding import beam_search, generate, greedy, sequence_logprob
+from explorer.inspect import capture
+from explorer.tasks import BOS, EOS, PAD, Task
 
 PAD_LABEL = "<pad>"
 EXPECTED = "the task's expected pattern"

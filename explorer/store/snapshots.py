@@ -11,9 +11,16 @@ import numpy as np
 import safetensors.torch
 import torch
 
-from .evaluation import AttentionSnapshot
+from explorer.evaluation import AttentionSnapshot
+from explorer.store import checkpoints
 
 SNAPSHOTS_FILE = "snapshots.safetensors"
+
+
+def shipped_folder() -> Path:
+    """Where the shipped models' replayed snapshots live (explorer.interpret.over_training.replay_snapshots),
+    one folder per model."""
+    return checkpoints.PRETRAINED_DIR / "snapshots"
 
 
 def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:

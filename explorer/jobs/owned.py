@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .slots import env_number
+from explorer.jobs.slots import env_number
 
 log = logging.getLogger(__name__)
 

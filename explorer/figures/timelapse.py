@@ -7,10 +7,10 @@ from __future__ import annotations
 import numpy as np
 import plotly.graph_objects as go
 
-from .evaluation import AttentionSnapshot
-from .figures.attention import attention_heatmap, z_slider
-from .inspect import ATTENTION_KINDS
-from .tasks import Task
+from explorer.evaluation import AttentionSnapshot
+from explorer.figures.attention import attention_heatmap, z_slider
+from explorer.inspect import ATTENTION_KINDS
+from explorer.tasks import Task
 
 
 def expected(task: Task, snap: AttentionSnapshot) -> np.ndarray | None:

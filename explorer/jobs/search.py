@@ -1,5 +1,5 @@
 """A search running in the background for the app: its driver in a daemon thread, its trials in the
-server's worker processes, each trial holding a slot of the same pool as training (explorer/slots.py),
+server's worker processes, each trial holding a slot of the same pool as training (explorer/jobs/slots.py),
 or as Ray tasks when EXPLORER_RAY_ADDRESS names a cluster.
 
     job = SearchJob(spec, owner=owner_id)        # ValueError now for a bad spec or another search's study
@@ -18,7 +18,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 
-from .search import (
+from explorer.jobs.slots import MAX_CONCURRENT_JOBS, slot_pool
+from explorer.search import (
     PooledExecutor,
     ProcessExecutor,
     SearchSpec,
@@ -29,9 +30,8 @@ from .search import (
     server_processes,
     trial_rows,
 )
-from .search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
-from .search.study import counts
-from .slots import MAX_CONCURRENT_JOBS
+from explorer.search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
+from explorer.search.study import counts
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +68,8 @@ def app_executor():
         return RayExecutor(address), f"the Ray cluster at {address}"
     workers = max(1, MAX_CONCURRENT_JOBS)
     inner = ProcessExecutor(workers, pool=server_processes(workers))
-    return PooledExecutor(inner), f"up to {workers} worker processes of this server, one training slot each"
+    return (PooledExecutor(inner, slot_pool()),
+            f"up to {workers} worker processes of this server, one training slot each")
 
 
 class SearchJob:

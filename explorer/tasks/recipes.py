@@ -5,12 +5,12 @@ laptop CPU (one thread). The figures behind them are in bench/README.md (bench/t
     task = make_task("reversal-seed")
     model = build_model(task.model_config(ModelConfig(max_len=32).replace(**overrides)), seed=train.seed)
 
-The shipped models (pretrain.py) are trained with these same recipes, so there is one source.
+The shipped models (explorer/store/shipped.py) are trained with these same recipes, so there is one source.
 """
 
 from __future__ import annotations
 
-from .train_config import TrainConfig
+from explorer.train_config import TrainConfig
 
 
 def _model(d_model: int, layers: int, n_heads: int = 4, d_ff: int | None = None, **kw) -> dict:

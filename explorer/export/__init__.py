@@ -1,0 +1,1 @@
+"""Files made from a model: the HTML report, images, the browser that draws them, the figure kinds."""

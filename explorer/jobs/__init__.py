@@ -1,0 +1,1 @@
+"""Work that runs in the background on a shared server: the job classes, their slots, owners and budget."""
