@@ -36,8 +36,21 @@ def _at_least(field: str, value, low) -> None:
         raise ValueError(f"{field}={value!r} must be a whole number >= {low}")
 
 
+class FromDict:
+    """`cls.from_dict(data)`: a config read back from its dict (a checkpoint's JSON, a link, a CLI file), the
+    names it does not know refused by name, each value then checked by the config's own __post_init__."""
+
+    @classmethod
+    def from_dict(cls, data: dict):
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = sorted(set(data) - known)
+        if unknown:
+            raise ValueError(f"unknown {cls.__name__} fields {unknown}; valid: {sorted(known)}")
+        return cls(**data)
+
+
 @dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(FromDict):
     """Architecture of one Transformer.
 
     `arch` picks the model: "encoder-decoder" (seq2seq), "encoder" (pooled classifier) or
@@ -140,14 +153,6 @@ class ModelConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> ModelConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown ModelConfig fields {unknown}; valid: {sorted(known)}")
-        return cls(**data)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -321,7 +326,8 @@ def nearest_valid_heads(d_model: int, n_heads: int) -> int:
 
 
 __all__ = [
-    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "RESIDUALS", "ATTN_SCALES", "ModelConfig", "param_count",
+    "ACTIVATIONS", "ARCHITECTURES", "NORMS", "POS_ENCODINGS", "RESIDUALS", "ATTN_SCALES", "FromDict", "ModelConfig",
+    "param_count",
     "flops_per_token", "train_memory_bytes", "REFERENCE_PRESETS", "CLASSROOM_PRESETS",
     "ReferencePreset", "human", "nearest_valid_heads", "param_story", "approx",
 ]

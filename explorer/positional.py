@@ -14,7 +14,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from explorer.config import ModelConfig
+from explorer.config import POS_ENCODINGS, ModelConfig
 
 
 def sinusoidal_table(n_positions: int, d_model: int, base: float = 10_000.0) -> np.ndarray:
@@ -64,6 +64,8 @@ def alibi_attention(n_heads: int, n_positions: int) -> np.ndarray:
 class NoPositionalEncoding(nn.Module):
     """No position information at all: the encoder is permutation-equivariant."""
 
+    name, label = "none", "None"  # its ModelConfig.pos_encoding, and how the app shows it
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__()
 
@@ -80,6 +82,8 @@ class NoPositionalEncoding(nn.Module):
 class SinusoidalEncoding(NoPositionalEncoding):
     """Fixed sinusoids added to the embeddings (Vaswani et al., 2017)."""
 
+    name, label = "sinusoidal", "Sinusoidal"  # its ModelConfig.pos_encoding, and how the app shows it
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg)
         table = torch.tensor(sinusoidal_table(cfg.max_len, cfg.d_model, cfg.pe_base), dtype=torch.float32)
@@ -95,6 +99,8 @@ class SinusoidalEncoding(NoPositionalEncoding):
 class LearnedEncoding(NoPositionalEncoding):
     """A trained embedding per position (BERT, GPT-2); cannot go past max_len."""
 
+    name, label = "learned", "Learned"  # its ModelConfig.pos_encoding, and how the app shows it
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg)
         self.weight = nn.Parameter(nn.init.xavier_uniform_(torch.empty(cfg.max_len, cfg.d_model)))
@@ -109,6 +115,8 @@ class LearnedEncoding(NoPositionalEncoding):
 class RotaryEncoding(NoPositionalEncoding):
     """RoPE (Su et al., 2021): q and k are rotated in pairs of dimensions by position-dependent
     angles, so q_m . k_n depends only on m - n. Nothing is added to the embeddings."""
+
+    name, label = "rope", "RoPE"  # its ModelConfig.pos_encoding, and how the app shows it
 
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg)
@@ -126,6 +134,8 @@ class ALiBiEncoding(NoPositionalEncoding):
     each self-attention head h adds -m_h * distance to its scores, so far keys fade at the head's rate.
     Cross-attention gets no bias (the model only hands `bias` to self-attention)."""
 
+    name, label = "alibi", "ALiBi"  # its ModelConfig.pos_encoding, and how the app shows it
+
     def __init__(self, cfg: ModelConfig) -> None:
         super().__init__(cfg)
         slopes = torch.tensor(alibi_slopes(cfg.n_heads), dtype=torch.float32)
@@ -137,13 +147,10 @@ class ALiBiEncoding(NoPositionalEncoding):
         return -self.slopes[:, None, None] * (i - j).abs()             # (H, Tq, Tk)
 
 
-POSITIONAL: dict[str, type[NoPositionalEncoding]] = {
-    "sinusoidal": SinusoidalEncoding,
-    "learned": LearnedEncoding,
-    "rope": RotaryEncoding,
-    "alibi": ALiBiEncoding,
-    "none": NoPositionalEncoding,
-}
+POSITIONAL: dict[str, type[NoPositionalEncoding]] = {  # in the order of config.POS_ENCODINGS, its names
+    cls.name: cls for cls in (SinusoidalEncoding, LearnedEncoding, RotaryEncoding, ALiBiEncoding, NoPositionalEncoding)}
+if tuple(POSITIONAL) != POS_ENCODINGS:
+    raise ImportError(f"explorer.positional implements {tuple(POSITIONAL)}, config.POS_ENCODINGS names {POS_ENCODINGS}")
 
 
 def make_positional(cfg: ModelConfig) -> NoPositionalEncoding:

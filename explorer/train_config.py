@@ -12,6 +12,8 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from explorer.config import FromDict
+
 SCHEDULES = ("cosine", "inverse_sqrt", "constant")
 BATCHING = ("random", "by-length")
 
@@ -26,7 +28,7 @@ def _check(name: str, value, low, below=math.inf, whole: bool = False, low_open:
 
 
 @dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(FromDict):
     """How to train: optimiser (AdamW), schedule, regularisation, evaluation and snapshots."""
 
     steps: int = 1000
@@ -65,14 +67,6 @@ class TrainConfig:
 
     def to_dict(self) -> dict:
         return dataclasses.asdict(self)
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TrainConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown TrainConfig fields {unknown}; valid: {sorted(known)}")
-        return cls(**data)
 
 
 _SCHEDULE: dict[str, Callable[[int, TrainConfig], float]] = {

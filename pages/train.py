@@ -7,8 +7,9 @@ from explorer.evaluation import AttentionSnapshot
 from explorer.figures import timelapse
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
+from explorer.jobs.base import ENDED
 from explorer.jobs.slots import pool_counts
-from explorer.jobs.training import ENDED, TrainingJob
+from explorer.jobs.training import TrainingJob
 from explorer.store import runs
 from explorer.store.subject import from_job
 from explorer.tasks.recipes import recommended

@@ -14,6 +14,7 @@ import streamlit as st
 
 from explorer.config import ModelConfig
 from explorer.limits import CAPS
+from explorer.positional import POSITIONAL
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task, TaskConfig, make_task
 from ui.links import UrlSpec, state_value
 
@@ -33,7 +34,7 @@ RANGES = {**{f: (low, CAPS[f]) for f, low in LOWEST.items()}, "dropout": (0.0, 0
 D_FF_OPTIONS = tuple(2**k for k in range(4, CAPS["d_ff"].bit_length()))   # 16, 32, ... up to the cap
 
 # Display names of option values (also what a bound selection widget writes into the URL).
-PE_LABELS = {"sinusoidal": "Sinusoidal", "learned": "Learned", "rope": "RoPE", "alibi": "ALiBi", "none": "None"}
+PE_LABELS = {name: cls.label for name, cls in POSITIONAL.items()}
 NORM_LABELS = {"pre": "Pre-LN", "post": "Post-LN"}
 ACT_LABELS = {"relu": "ReLU", "gelu": "GELU", "swiglu": "SwiGLU"}
 RESIDUAL_LABELS = {"add": "On", "none": "Off"}

@@ -13,7 +13,7 @@ import json
 import streamlit as st
 
 from explorer.quoting import md, md_text
-from explorer.tasks import Task, own_data
+from explorer.tasks import Task, own_data, presets
 from ui.model_config import task_of_config
 
 OWN_MODE = "train_own_mode"    # which data: a preset (None), pairs or text
@@ -29,7 +29,7 @@ REFUSED = "the uploaded pairs are refused (see “Your own pairs”): remove the
 @st.cache_data(show_spinner="Checking the data…", max_entries=8)
 def _config_json(data: bytes | str, prefix: str) -> tuple[str | None, str | None]:
     """(the checked TaskConfig as JSON, None) or (None, why not): a 4 MiB file is read once, not every rerun."""
-    make = own_data.pairs_config if prefix == "pairs" else own_data.text_config
+    make = own_data.pairs_config if prefix == "pairs" else presets.text_config
     try:
         return json.dumps(make(data).to_dict(), sort_keys=True), None
     except ValueError as err:

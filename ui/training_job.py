@@ -17,8 +17,9 @@ from collections.abc import Callable
 import streamlit as st
 
 from explorer.config import ModelConfig
+from explorer.jobs.base import ENDED
 from explorer.jobs.slots import pool_counts
-from explorer.jobs.training import ENDED, TrainingJob
+from explorer.jobs.training import TrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.store import runs

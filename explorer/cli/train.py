@@ -20,7 +20,7 @@ from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.store.checkpoints import CheckpointError
 from explorer.store.runs import open_for_resume, safe_name, save_run
-from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data
+from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data, presets
 from explorer.train_config import SCHEDULES, TrainConfig
 from explorer.training import StepMetrics, new_state, train_steps
 
@@ -114,7 +114,7 @@ def own_task_config(args: argparse.Namespace) -> TaskConfig | None:
     if ignored:
         raise UsageError(f"{', '.join(ignored)} cannot go with {'--data' if args.data else '--text'}: the file "
                          "is the task (--task-seed draws its split)")
-    return own_file(path, own_data.pairs_config if args.data else own_data.text_config, args.task_seed or 0)
+    return own_file(path, own_data.pairs_config if args.data else presets.text_config, args.task_seed or 0)
 
 
 def _show(progress: Progress, rec: StepMetrics, total: int, force: bool = False) -> None:

@@ -16,7 +16,7 @@ from torch import nn
 from explorer.config import ModelConfig
 from explorer.experiments.base import Context, choice, measuring, number, whole
 from explorer.model import build_model
-from explorer.tasks import PAD, Batch, Task, make_task, own_data
+from explorer.tasks import PAD, Batch, Task, make_task, own_data, presets
 from explorer.training import StepMetrics
 
 REVERSAL_TASKS = ("reversal-fast", "reversal-seed")
@@ -41,7 +41,7 @@ class Seq2SeqBase:
 
     def __post_init__(self) -> None:
         choice("task", self.task, REVERSAL_TASKS + ((OWN_DATA,) if self.takes_own_data else ()))
-        own_data.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
+        presets.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
         for name in ("d_model", "n_heads", "n_layers", "steps", "batch_size", "eval_examples", "seeds"):
             whole(name, getattr(self, name))
         whole("warmup", self.warmup, 0)
@@ -53,7 +53,7 @@ class Seq2SeqBase:
 
 def seq2seq_task(p: Seq2SeqBase, seed: int, **changes) -> Task:
     """The run's task: a reversal preset (with `changes`), or the teacher's pairs split by `seed`."""
-    return make_task(own_data.preset_or_pairs(p.task, p.data, seed).replace(**changes))
+    return make_task(presets.preset_or_pairs(p.task, p.data, seed).replace(**changes))
 
 
 def train_seq2seq(ctx: Context, p: Seq2SeqBase, task: Task, seed: int, label_smoothing: float = 0.0,

@@ -23,7 +23,7 @@ import pandas as pd
 from explorer.experiments.base import Context, Experiment, Result, build_result, choice, number, whole
 from explorer.figures.results import sweep_heatmap
 from explorer.search.executors import ProcessExecutor, SerialExecutor
-from explorer.tasks import TASK_PRESETS, own_data
+from explorer.tasks import TASK_PRESETS, own_data, presets
 
 # axis -> (which config it sets, value type)
 AXES: dict[str, tuple[str, type]] = {
@@ -68,7 +68,7 @@ class SweepParams:
 
     def __post_init__(self) -> None:
         choice("task", self.task, (*TASK_PRESETS, own_data.OWN))
-        own_data.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
+        presets.preset_or_pairs(self.task, self.data)  # a refused TSV names its line
         choice("metric", self.metric, METRICS)
         for axis, values, name in ((self.x_axis, self.x_values, "x"), (self.y_axis, self.y_values, "y")):
             choice(f"{name}_axis", axis, tuple(AXES))

@@ -14,23 +14,14 @@ for the same few slots as its training runs instead of oversubscribing the machi
 from __future__ import annotations
 
 import json
-import logging
-import threading
 import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-import torch
-
 from explorer.experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
 from explorer.experiments.runner import RESULT_FILE, cache_path, resolve_params
-from explorer.jobs.slots import background_priority, slot_pool
-
-log = logging.getLogger(__name__)
-
-STATUSES = ("idle", "queued", "running", "stopped", "finished", "failed")
-ENDED = ("stopped", "finished", "failed")
+from explorer.jobs.base import Job
 
 
 @dataclass(frozen=True)
@@ -41,10 +32,12 @@ class ExperimentProgress:
     queue_position: int | None   # 1-based while queued, else None
 
 
-class ExperimentJob:
+class ExperimentJob(Job):
     """Runs `run_cached(name, params, refresh=refresh)` in a daemon thread once a pool slot is free.
     The parameters are checked here, so a bad value (or more work than MAX_WORK) raises ValueError
-    before anything starts."""
+    before anything starts. It never ends "diverged"."""
+
+    kind = "experiment"
 
     def __init__(self, name: str, params=None, refresh: bool = False, cache_dir: str | Path | None = None) -> None:
         if name not in EXPERIMENTS:
@@ -54,33 +47,17 @@ class ExperimentJob:
         refused = refusal_of(name, self.params)                   # more work than one slot may take
         if refused:
             raise ValueError(refused)
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._status, self._message = "idle", ""
+        super().__init__()
         self._fraction, self._text = 0.0, ""
         self._started: float | None = None
         self._finished: float | None = None
         self._result: Result | None = None
 
-    def __repr__(self) -> str:
-        return f"ExperimentJob({self.name!r}, status={self.status!r})"
-
     # -- read side (any thread) ----------------------------------------------------------------
-    def _get(self, attr: str):
-        with self._lock:
-            return getattr(self, attr)
-
-    status = property(lambda self: self._get("_status"), doc="one of STATUSES")
-    message = property(lambda self: self._get("_message"), doc="human text for the UI, never a traceback")
     result = property(lambda self: self._get("_result"), doc="the Result (partial if stopped), or None")
 
-    @property
-    def ended(self) -> bool:
-        return self.status in ENDED
-
     def progress(self) -> ExperimentProgress:
-        position = slot_pool().position(self)
+        position = self.queue_position()
         with self._lock:
             start, end = self._started, self._finished
             elapsed = 0.0 if start is None else (end or time.monotonic()) - start
@@ -90,32 +67,7 @@ class ExperimentJob:
     def start(self) -> None:
         if self.status != "idle":
             raise RuntimeError(f"experiment job {self.name!r} was already started (status {self.status})")
-        with self._lock:
-            self._status, self._message = "queued", "waiting for a free slot"
-        self._thread = threading.Thread(target=self._work, name=f"experiment-{self.name}", daemon=True)
-        slot_pool().enqueue(self)  # may grant a slot at once
-        self._thread.start()
-
-    def stop(self, wait: bool = False, timeout: float = 5.0) -> bool:
-        """Ask the worker to stop (between training steps); a queued job leaves the queue at once.
-        With wait, join up to timeout seconds. Returns True once the worker has ended."""
-        self._stop.set()
-        slot_pool().withdraw(self)
-        if wait and self._thread is not threading.current_thread():
-            return self.join(timeout)
-        return not self.alive
-
-    def close(self, timeout: float = 5.0) -> bool:
-        return self.stop(wait=True, timeout=timeout)
-
-    def join(self, timeout: float | None = None) -> bool:
-        if self._thread is not None:
-            self._thread.join(timeout)
-        return not self.alive
-
-    @property
-    def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        self._launch()
 
     # -- the worker ----------------------------------------------------------------------------
     def _granted(self) -> None:  # called by the pool, holding its lock
@@ -126,36 +78,26 @@ class ExperimentJob:
         with self._lock:
             self._fraction, self._text = fraction, text
 
-    def _work(self) -> None:
-        status, message, result = "failed", "", None
-        pool = slot_pool()
-        try:
-            torch.set_num_threads(1)  # per OS thread; the pool's slot is one core
-            background_priority()
-            if pool.wait_turn(self, self._stop):
-                try:
-                    result = run_cached(self.name, self.params, progress=self._report, stop=self._stop,
-                                        cache_dir=self.cache_dir, executor=SerialExecutor(), refresh=self.refresh)
-                finally:
-                    pool.release(self)
-                if result.partial:
-                    status, message = "stopped", "stopped early: the table holds the seeds that finished"
-                else:
-                    status, message = "finished", f"finished in {result.seconds:.0f} s"
-            else:
-                status, message = "stopped", "stopped while waiting for a free slot"
-        except Stopped:
-            status, message = "stopped", "stopped before the first run finished: nothing to show"
-        except Exception as exc:
-            log.warning("experiment job %r failed", self.name, exc_info=True)
-            message = str(exc) or type(exc).__name__
-        finally:
-            pool.release(self)
-            with self._lock:  # last: readers see the result and the status together
-                self._result, self._status, self._message = result, status, message
-                self._finished = time.monotonic()
-                if status == "finished":
-                    self._fraction = 1.0
+    def _work(self) -> Result:
+        return run_cached(self.name, self.params, progress=self._report, stop=self._stop, cache_dir=self.cache_dir,
+                          executor=SerialExecutor(), refresh=self.refresh)
+
+    def _outcome(self, result: Result) -> tuple[str, str]:
+        if result.partial:
+            return "stopped", "stopped early: the table holds the seeds that finished"
+        return "finished", f"finished in {result.seconds:.0f} s"
+
+    def _failure(self, exc: Exception) -> tuple[str, str]:
+        if isinstance(exc, Stopped):
+            return "stopped", "stopped before the first run finished: nothing to show"
+        return super()._failure(exc)
+
+    def _end(self, status: str, message: str, result: Result | None) -> None:
+        with self._lock:  # readers see the result and the status together
+            self._result, self._status, self._message = result, status, message
+            self._finished = time.monotonic()
+            if status == "finished":
+                self._fraction = 1.0
 
 
 def cache_created(name: str, params=None, cache_dir: str | Path | None = None) -> datetime | None:
@@ -167,4 +109,4 @@ def cache_created(name: str, params=None, cache_dir: str | Path | None = None) -
         return None
 
 
-__all__ = ["STATUSES", "ENDED", "ExperimentJob", "ExperimentProgress", "cache_created"]
+__all__ = ["ExperimentJob", "ExperimentProgress", "cache_created"]

@@ -12,12 +12,11 @@ a search never starves the page, and a class that searches queues with the class
 
 from __future__ import annotations
 
-import logging
 import os
-import threading
 import time
 from dataclasses import dataclass, field
 
+from explorer.jobs.base import Job
 from explorer.jobs.slots import MAX_CONCURRENT_JOBS, slot_pool
 from explorer.search import (
     PooledExecutor,
@@ -32,11 +31,6 @@ from explorer.search import (
 )
 from explorer.search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
 from explorer.search.study import counts
-
-log = logging.getLogger(__name__)
-
-STATUSES = ("idle", "running", "stopped", "finished", "failed")
-ENDED = ("stopped", "finished", "failed")
 
 
 @dataclass(frozen=True)
@@ -72,37 +66,21 @@ def app_executor():
             f"up to {workers} worker processes of this server, one training slot each")
 
 
-class SearchJob:
-    """One search in a daemon thread. `owner` owns the runs its trials save."""
+class SearchJob(Job):
+    """One search in a daemon thread. `owner` owns the runs its trials save. Its driver takes no slot (its
+    trials do): it never queues, and never ends "diverged"."""
+
+    kind, pooled = "search", False
 
     def __init__(self, spec: SearchSpec, owner: str | None = None) -> None:
         self.spec, self.owner, self.name = spec, owner, spec.study_name()
         self.study = open_study(spec)   # ValueError now: another search's study, a bad storage
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._executor = None
-        self._status, self._message, self._where = "idle", "", ""
+        super().__init__()
+        self._executor, self._where = None, ""
         self._started: float | None = None
         self._ended: float | None = None
         self._snapshot: dict = {}
         self._record(self.study)
-
-    def __repr__(self) -> str:
-        return f"SearchJob({self.name!r}, status={self.status!r})"
-
-    @property
-    def status(self) -> str:
-        with self._lock:
-            return self._status
-
-    @property
-    def ended(self) -> bool:
-        return self.status in ENDED
-
-    @property
-    def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
 
     def view(self) -> SearchView:
         with self._lock:
@@ -123,16 +101,8 @@ class SearchJob:
             raise RuntimeError(f"search {self.name!r} was already started (status {self.status})")
         executor, where = app_executor()
         with self._lock:
-            self._executor, self._where = executor, where
-            self._status, self._started = "running", time.monotonic()
-        self._thread = threading.Thread(target=self._work, name=f"search-{self.name}", daemon=True)
-        self._thread.start()
-
-    def stop(self, wait: bool = False, timeout: float = 5.0) -> bool:
-        self._stop.set()
-        if wait and self._thread is not None and self._thread is not threading.current_thread():
-            self._thread.join(timeout)
-        return not self.alive
+            self._executor, self._where, self._started = executor, where, time.monotonic()
+        self._launch()
 
     def close(self, timeout: float = 15.0) -> bool:
         return self.stop(wait=True, timeout=timeout)
@@ -145,27 +115,26 @@ class SearchJob:
         with self._lock:
             self._snapshot = snap
 
-    def _work(self) -> None:
-        status, message = "failed", ""
-        try:
-            outcome = run_search(self.spec, self._executor, on_record=self._record, stop=self._stop,
-                                 owner=self.owner, study=self.study)
-            done = sum(t["state"] in ("COMPLETE", "PRUNED", "FAIL") for t in outcome["trials"])
-            if outcome["stopped"]:
-                status = "stopped"
-                message = f"stopped with {done} of {self.spec.trials} trials finished; start again to run the rest"
-            elif outcome["failure"]:
-                status, message = "failed", outcome["failure"]
-            else:
-                status, message = "finished", f"{done} trials finished"
-        except (RayUnavailable, ValueError, OSError) as exc:
-            message = str(exc)
-        except Exception as exc:
-            log.warning("search %r failed", self.name, exc_info=True)
-            message = str(exc) or type(exc).__name__
-        finally:
-            with self._lock:
-                self._status, self._message, self._ended = status, message, time.monotonic()
+    def _work(self) -> dict:
+        return run_search(self.spec, self._executor, on_record=self._record, stop=self._stop, owner=self.owner,
+                          study=self.study)
+
+    def _outcome(self, outcome: dict) -> tuple[str, str]:
+        done = sum(t["state"] in ("COMPLETE", "PRUNED", "FAIL") for t in outcome["trials"])
+        if outcome["stopped"]:
+            return "stopped", f"stopped with {done} of {self.spec.trials} trials finished; start again to run the rest"
+        if outcome["failure"]:
+            return "failed", outcome["failure"]
+        return "finished", f"{done} trials finished"
+
+    def _failure(self, exc: Exception) -> tuple[str, str]:
+        if isinstance(exc, (RayUnavailable, ValueError, OSError)):  # said plainly: a cluster, a study, a disk
+            return "failed", str(exc)
+        return super()._failure(exc)
+
+    def _end(self, status: str, message: str, done) -> None:
+        with self._lock:
+            self._status, self._message, self._ended = status, message, time.monotonic()
 
 
-__all__ = ["STATUSES", "ENDED", "SearchView", "SearchJob", "app_executor"]
+__all__ = ["SearchView", "SearchJob", "app_executor"]

@@ -23,11 +23,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 import pandas as pd
-import torch
 from torch import nn
 
 from explorer.evaluation import AttentionSnapshot
-from explorer.jobs.slots import background_priority, slot_pool
+from explorer.jobs.base import Job
 from explorer.limits import check_run
 from explorer.store.runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
 from explorer.tasks import Task
@@ -36,8 +35,6 @@ from explorer.training import StepMetrics, new_state, train_steps
 
 log = logging.getLogger(__name__)
 
-STATUSES = ("idle", "queued", "running", "stopped", "finished", "diverged", "failed")
-ENDED = ("stopped", "finished", "diverged", "failed")
 RATE_WINDOW = 20                 # steps/s is measured over the last this-many steps
 
 
@@ -55,21 +52,20 @@ class Progress:
         return min(1.0, self.step / self.total) if self.total else 0.0
 
 
-class TrainingJob:
+class TrainingJob(Job):
     """One training run in a background thread. `on_update(job)` is called from the worker after
     every step (an exception in it fails the job) and once when the job ends: keep it quick and
     make no Streamlit calls in it. Use the model for inference only while the job is not running."""
+
+    kind, waiting = "train", "waiting for a free training slot"
 
     def __init__(self, model: nn.Module, task: Task, train_cfg: TrainConfig, name: str | None = None,
                  on_update: Callable[[TrainingJob], None] | None = None, owner: str | None = None) -> None:
         self.model, self.task, self.on_update, self.owner = model, task, on_update, owner  # owner: of its runs
         self.name = safe_name(name or f"{task.name}-d{model.cfg.d_model}-seed{train_cfg.seed}")
         self.state = new_state(model, task, train_cfg)  # ValueError now if model and task disagree
-        self._cfg = train_cfg
-        self._lock = threading.Lock()
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._status, self._message, self._run_name = "idle", "", None
+        super().__init__()
+        self._cfg, self._run_name = train_cfg, None
         self._history: list[StepMetrics] = []
         self._snapshots: list[AttentionSnapshot] = []
         self._columns: dict[str, list] = {}  # history_frame's columns, extended as steps arrive
@@ -97,18 +93,9 @@ class TrainingJob:
         return f"TrainingJob({self.name!r}, status={self.status!r}, step={self.state.step}/{self.train_cfg.steps})"
 
     # -- read side (any thread) ----------------------------------------------------------------
-    def _get(self, attr: str):
-        with self._lock:
-            return getattr(self, attr)
-
-    status = property(lambda self: self._get("_status"), doc="one of STATUSES")
-    message = property(lambda self: self._get("_message"), doc="human text for the UI, never a traceback")
     run_name = property(lambda self: self._get("_run_name"), doc="the saved run's name, once saved")
     train_cfg = property(lambda self: self._get("_cfg"), doc="the config in use (resume may extend steps)")
-
-    @property
-    def ended(self) -> bool:
-        return self.status in ENDED
+    threads = property(lambda self: self.train_cfg.threads, doc="torch threads of the worker")
 
     def history(self) -> list[StepMetrics]:
         with self._lock:
@@ -138,7 +125,7 @@ class TrainingJob:
             return self._snapshots[-1] if self._snapshots else None
 
     def progress(self) -> Progress:
-        position = slot_pool().position(self)
+        position = self.queue_position()
         with self._lock:
             step, total = self._step, self._cfg.steps
             rate = None
@@ -173,77 +160,24 @@ class TrainingJob:
             self._cfg = cfg
         self._launch()
 
-    def stop(self, wait: bool = False, timeout: float = 5.0) -> bool:
-        """Ask the worker to stop after the current step (a queued job leaves the queue at once).
-        With wait, join up to timeout seconds. Returns True once the worker has ended."""
-        self._stop.set()
-        slot_pool().withdraw(self)
-        if wait and self._thread is not threading.current_thread():
-            return self.join(timeout)
-        return not self.alive
-
-    def close(self, timeout: float = 5.0) -> bool:
-        """Stop and join: call when the session ends."""
-        return self.stop(wait=True, timeout=timeout)
-
-    def join(self, timeout: float | None = None) -> bool:
-        thread = self._thread
-        if thread is not None:
-            thread.join(timeout)
-        return not self.alive
-
-    @property
-    def alive(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
-
     # -- the worker ----------------------------------------------------------------------------
     def _check(self, cfg: TrainConfig) -> None:
         """ValueError (the Train page's message) unless the steps still to train fit the limits."""
         check_run(self.model.cfg, cfg.replace(steps=cfg.steps - self.state.step), self.task)
 
-    def _launch(self) -> None:
-        self._stop.clear()
-        with self._lock:
-            self._status, self._message = "queued", "waiting for a free training slot"
-        self._thread = threading.Thread(target=self._work, name=f"train-{self.name}", daemon=True)
-        slot_pool().enqueue(self)  # may grant a slot at once
-        self._thread.start()
+    def _outcome(self, done: tuple[str, str]) -> tuple[str, str]:
+        outcome, reason = done
+        return outcome, self._save_message(outcome, reason)
 
-    def _granted(self) -> None:  # called by the pool, holding its lock
-        with self._lock:
-            self._status, self._message = "running", ""
+    def _end(self, status: str, message: str, done) -> None:
+        super()._end(status, message, done)
+        if self.on_update is not None:
+            try:
+                self.on_update(self)
+            except Exception:
+                log.warning("on_update of job %r failed", self.name, exc_info=True)
 
-    def _set(self, status: str, message: str) -> None:
-        with self._lock:
-            self._status, self._message = status, message
-
-    def _work(self) -> None:
-        status, message = "failed", ""
-        pool = slot_pool()
-        try:
-            torch.set_num_threads(self.train_cfg.threads)  # per OS thread: must happen in the worker
-            background_priority()
-            if pool.wait_turn(self, self._stop):
-                try:
-                    outcome, reason = self._train()
-                finally:
-                    pool.release(self)  # the next job may start while this one saves
-            else:
-                outcome, reason = "stopped", "stopped while waiting for a free training slot"
-            status, message = outcome, self._save_message(outcome, reason)
-        except Exception as exc:
-            log.warning("training job %r failed", self.name, exc_info=True)
-            message = str(exc) or type(exc).__name__
-        finally:
-            pool.release(self)
-            self._set(status, message)  # last: once a job has ended, resume() may launch again
-            if self.on_update is not None:
-                try:
-                    self.on_update(self)
-                except Exception:
-                    log.warning("on_update of job %r failed", self.name, exc_info=True)
-
-    def _train(self) -> tuple[str, str]:
+    def _work(self) -> tuple[str, str]:
         cfg, state = self.train_cfg, self.state
         with self._lock:
             self._window.clear()
@@ -297,4 +231,4 @@ class TrainingJob:
         return info.name
 
 
-__all__ = ["STATUSES", "ENDED", "RATE_WINDOW", "Progress", "TrainingJob"]
+__all__ = ["RATE_WINDOW", "Progress", "TrainingJob"]

@@ -37,7 +37,7 @@ from explorer.search.check import check_space
 from explorer.search.space import FIELDS, grid, grid_size, parse_space
 from explorer.search.trial import PRUNERS, configs
 from explorer.store.runs import runs_dir
-from explorer.tasks import TASKS, own_data
+from explorer.tasks import TASKS, presets
 from explorer.tasks.recipes import RECOMMENDED, recommended
 
 optuna.logging.set_verbosity(optuna.logging.WARNING)
@@ -101,7 +101,7 @@ class SearchSpec:
     refuse_invalid: bool = True       # False: the sweep's, whose impossible cells are NaN with their reason
 
     def __post_init__(self) -> None:
-        own_data.preset_or_pairs(self.task, self.data)  # an unknown task or a refused TSV, named
+        presets.preset_or_pairs(self.task, self.data)  # an unknown task or a refused TSV, named
         space = parse_space(self.space)  # ValueError names the field
         for name, value, valid in (("sampler", self.sampler, SAMPLERS), ("pruner", self.pruner, PRUNERS)):
             if value not in valid:
@@ -134,7 +134,7 @@ class SearchSpec:
     def objective(self) -> str:
         if self.metric is not None:
             return self.metric
-        return DEFAULT_METRIC[TASKS[own_data.preset_or_pairs(self.task, self.data).name].kind]
+        return DEFAULT_METRIC[TASKS[presets.preset_or_pairs(self.task, self.data).name].kind]
 
     def key(self) -> dict:
         """What makes two studies the same (the stored spec a resumed study must match)."""

@@ -20,7 +20,7 @@ import torch
 
 from explorer.model import build_model
 from explorer.search.space import FIELDS
-from explorer.tasks import TASK_PRESETS, make_task, own_data
+from explorer.tasks import TASK_PRESETS, make_task, presets
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
 
@@ -36,7 +36,7 @@ def worker_id() -> str:
 
 @functools.lru_cache(maxsize=8)
 def _task(preset: str, data_seed: int | None, dim: int | None, text: str = ""):
-    data = own_data.preset_or_pairs(preset, text, data_seed)
+    data = presets.preset_or_pairs(preset, text, data_seed)
     return make_task(data.replace(dim=dim) if dim is not None else data)
 
 

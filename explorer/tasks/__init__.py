@@ -4,7 +4,8 @@ One frozen `TaskConfig` gives one `Task` whose `train` and `val` splits are whol
 config always gives identical tensors (numpy and torch generators seeded from `cfg.seed`).
 Nothing is downloaded: sequences are drawn at random, the char-lm text lives in `corpus.py`.
 
-Layout: `base` (ids, TaskConfig, presets, Batch, Task), `sampling` (distinct rows), `seq2seq`
+Layout: `base` (ids, TaskConfig, Batch, Task and the TASKS it registers), `presets` (TASK_PRESETS),
+`sampling` (distinct rows), `seq2seq`
 (Reversal, Copy, Sort), `order` (Order, OrderVectors), `charlm` (CharLM) and `corpus` (its text),
 `scan` (Scan, generated from its grammar) and `own_data` (Pairs from a teacher's TSV, checks of own text).
 """
@@ -15,11 +16,9 @@ from explorer.tasks.base import (
     ARCH_FOR_KIND,
     BOS,
     EOS,
-    FIXED_LENGTH_TASKS,
     PAD,
     SPECIALS,
-    TASK_NAMES,
-    TASK_PRESETS,
+    TASKS,
     Batch,
     Task,
     TaskConfig,
@@ -28,11 +27,9 @@ from explorer.tasks.charlm import CharLM
 from explorer.tasks.corpus import CORPUS
 from explorer.tasks.order import Order, OrderVectors
 from explorer.tasks.own_data import Pairs
+from explorer.tasks.presets import TASK_PRESETS
 from explorer.tasks.scan import Scan
 from explorer.tasks.seq2seq import Copy, Reversal, Sort
-
-TASKS: dict[str, type[Task]] = {"reversal": Reversal, "copy": Copy, "sort": Sort, "order": Order,
-                                "order-vectors": OrderVectors, "char-lm": CharLM, "scan": Scan, "pairs": Pairs}
 
 
 def make_task(cfg: TaskConfig | str) -> Task:
@@ -44,6 +41,6 @@ def make_task(cfg: TaskConfig | str) -> Task:
     return TASKS[cfg.name](cfg)
 
 
-__all__ = ["PAD", "BOS", "EOS", "SPECIALS", "TASK_NAMES", "FIXED_LENGTH_TASKS", "ARCH_FOR_KIND", "TASK_PRESETS",
+__all__ = ["PAD", "BOS", "EOS", "SPECIALS", "ARCH_FOR_KIND", "TASK_PRESETS",
            "TaskConfig", "Batch", "Task", "TASKS", "make_task", "Reversal", "Copy", "Sort", "Order",
            "OrderVectors", "CharLM", "CORPUS", "Scan", "Pairs"]

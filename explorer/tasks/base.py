@@ -13,21 +13,19 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from explorer.config import ModelConfig
+from explorer.config import FromDict, ModelConfig
 
 PAD, BOS, EOS = 0, 1, 2
 SPECIALS = ("<pad>", "<bos>", "<eos>")
-TASK_NAMES = ("reversal", "copy", "sort", "order", "order-vectors", "char-lm", "scan", "pairs")
 SCAN_SPLITS = ("simple", "addjump", "length")
-OWN_TEXT_TASKS = ("char-lm", "pairs")  # tasks that read a teacher's own text (pairs: only that)
-FIXED_LENGTH_TASKS = ("order", "order-vectors", "char-lm")
+TASKS: dict[str, type[Task]] = {}  # task name -> its class: each registers itself (`Task`, below)
 ARCH_FOR_KIND = {"seq2seq": "encoder-decoder", "classify": "encoder", "lm": "decoder"}
 _LIMITS = dict(n_symbols=(1, 10_000), min_len=(1, 256), max_len=(1, 256), n_train=(1, 1_000_000),
                n_val=(1, 100_000), seed=(0, 2**63 - 1), dim=(2, 1024))
 
 
 @dataclass(frozen=True)
-class TaskConfig:
+class TaskConfig(FromDict):
     """Which toy task, how long its sequences are and how many of them; everything else is seeded."""
 
     name: str = "reversal"
@@ -43,20 +41,21 @@ class TaskConfig:
     text: str = dataclasses.field(default="", repr=False)  # pairs: the TSV file; char-lm: a pasted text (own_data.py)
 
     def __post_init__(self) -> None:
-        if self.name not in TASK_NAMES:
-            raise ValueError(f"name={self.name!r} is not a task; choose one of {', '.join(TASK_NAMES)}")
+        task = TASKS.get(self.name)
+        if task is None:
+            raise ValueError(f"name={self.name!r} is not a task; choose one of {', '.join(sorted(TASKS))}")
         for field, (low, high) in _LIMITS.items():
             value = getattr(self, field)
-            if field == "n_symbols" and self.name in ("reversal", "copy", "sort"):
+            if field == "n_symbols" and task.symbol_sequences:
                 low = 2  # one symbol gives one sequence per length: nothing to learn
-            if field == "min_len" and self.name in FIXED_LENGTH_TASKS:
+            if field == "min_len" and task.fixed_length:
                 low = 2  # A and B need two slots; a language model needs a context
             if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
                 raise ValueError(f"{field}={value!r} must be a whole number in {low}..{high}")
         if self.min_len > self.max_len:
             raise ValueError(f"min_len={self.min_len} is greater than max_len={self.max_len}; "
                              "use min_len <= max_len")
-        if self.name in FIXED_LENGTH_TASKS and self.min_len != self.max_len:
+        if task.fixed_length and self.min_len != self.max_len:
             raise ValueError(f"task {self.name!r} uses one fixed length: set min_len == max_len "
                              f"(got min_len={self.min_len}, max_len={self.max_len})")
         if not isinstance(self.noise, (int, float)) or isinstance(self.noise, bool) or not 0 <= self.noise <= 10:
@@ -64,8 +63,9 @@ class TaskConfig:
         if (self.name == "scan") != (self.split != "") or self.split not in ("", *SCAN_SPLITS):
             raise ValueError(f"split={self.split!r}: task 'scan' needs one of {', '.join(SCAN_SPLITS)}, "
                              "other tasks none")
-        if not isinstance(self.text, str) or (self.text and self.name not in OWN_TEXT_TASKS):
-            raise ValueError(f"text= is only for tasks {' and '.join(OWN_TEXT_TASKS)}; task {self.name!r} "
+        if not isinstance(self.text, str) or (self.text and not task.own_text):
+            own = sorted(name for name, cls in TASKS.items() if cls.own_text)
+            raise ValueError(f"text= is only for tasks {' and '.join(own)}; task {self.name!r} "
                              "makes its own data")
         if self.name == "pairs" and not self.text:
             raise ValueError("task 'pairs' needs text=: the lines of a TSV file, source<TAB>target")
@@ -76,33 +76,6 @@ class TaskConfig:
     def to_dict(self) -> dict:
         """The fields, without split and text when empty: the dicts (and digests) of older runs stay as they were."""
         return {k: v for k, v in dataclasses.asdict(self).items() if v != "" or k not in ("split", "text")}
-
-    @classmethod
-    def from_dict(cls, data: dict) -> TaskConfig:
-        known = {f.name for f in dataclasses.fields(cls)}
-        unknown = sorted(set(data) - known)
-        if unknown:
-            raise ValueError(f"unknown TaskConfig fields {unknown}; valid: {sorted(known)}")
-        return cls(**data)
-
-
-TASK_PRESETS: dict[str, TaskConfig] = {
-    "reversal-fast": TaskConfig("reversal", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
-    # Exercise 2.3 of the chapter: reverse random integers in [1, 100], lengths 10-20.
-    "reversal-seed": TaskConfig("reversal", n_symbols=100, min_len=10, max_len=20, n_train=50_000,
-                                n_val=1_000),
-    "copy": TaskConfig("copy", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
-    "sort": TaskConfig("sort", n_symbols=10, min_len=4, max_len=8, n_train=10_000, n_val=500),
-    "order": TaskConfig("order", n_symbols=6, min_len=8, max_len=8, n_train=4_000, n_val=500),
-    # The notebook's order-detection task: fixed A and B vectors among noise, T=8, D=16.
-    "order-vectors": TaskConfig("order-vectors", min_len=8, max_len=8, n_train=400, n_val=150,
-                                dim=16, noise=0.1),
-    "char-lm": TaskConfig("char-lm", min_len=32, max_len=32, n_train=4_000, n_val=256),
-    # SCAN (Lake & Baroni 2018) with the paper's split sizes (explorer/tasks/scan.py); val is its test split.
-    "scan-simple": TaskConfig("scan", n_train=16_728, n_val=4_182, split="simple"),
-    "scan-addjump": TaskConfig("scan", n_train=14_670, n_val=7_706, split="addjump"),
-    "scan-length": TaskConfig("scan", n_train=16_990, n_val=3_920, split="length"),
-}
 
 
 @dataclass(frozen=True)
@@ -160,10 +133,20 @@ def as_ids(x) -> list:
 
 
 class Task:
-    """Base class: one subclass per task name, registered in TASKS."""
+    """Base class: one subclass per task name, which registers it in TASKS (`class Copy(Task, name="copy")`).
+    `fixed_length`: every sequence is min_len == max_len long; `symbol_sequences`: it reads 1..n_symbols;
+    `own_text`: TaskConfig.text holds a teacher's own text (explorer/tasks/own_data.py)."""
 
     kind = ""
     class_names: tuple[str, ...] = ()
+    fixed_length = False
+    own_text = False
+    symbol_sequences = False  # sequences of the integers 1..n_symbols
+
+    def __init_subclass__(cls, name: str = "", **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        if name:
+            TASKS[name] = cls
 
     def __init__(self, cfg: TaskConfig) -> None:
         self.cfg = cfg

@@ -12,8 +12,8 @@ from explorer.tasks.own_data import check_text, name_chars
 _VISIBLE = {" ": "␣", "\n": "⏎"}
 
 
-class CharLM(Task):
-    kind = "lm"
+class CharLM(Task, name="char-lm"):
+    kind, fixed_length, own_text = "lm", True, True
     train_fraction = 0.9
 
     def __init__(self, cfg) -> None:

@@ -12,8 +12,8 @@ from explorer.tasks.sampling import digits_of, distinct_rows
 _CLASSES = ("B first", "A first")  # label 1 = A comes first
 
 
-class Order(Task):
-    kind = "classify"
+class Order(Task, name="order"):
+    kind, fixed_length = "classify", True
     class_names = _CLASSES
 
     def _vocab(self):
@@ -80,10 +80,10 @@ class Order(Task):
         return [int(ids.index(a) < ids.index(b))]
 
 
-class OrderVectors(Task):
+class OrderVectors(Task, name="order-vectors"):
     """The notebook's version: fixed random vectors A and B written into noise at two positions."""
 
-    kind = "classify"
+    kind, fixed_length = "classify", True
     class_names = _CLASSES
 
     def _vocab(self):

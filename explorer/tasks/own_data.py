@@ -7,12 +7,11 @@ a teacher's own data"). The checked text is the task's `TaskConfig.text`, so a s
 
 from __future__ import annotations
 
-import functools
 import unicodedata
 from collections import Counter
 from pathlib import Path
 
-from explorer.tasks.base import EOS, PAD, SPECIALS, TASK_PRESETS, Task, TaskConfig, pair_batch, shown
+from explorer.tasks.base import EOS, PAD, SPECIALS, Task, TaskConfig, pair_batch, shown
 
 MAX_BYTES = 4 * 2**20        # an upload or a file: 4 MiB (all of SCAN's 20,910 pairs as TSV take 2.4 MiB)
 MAX_LINES = 25_000           # pairs in one file
@@ -53,7 +52,7 @@ def read_file(path) -> bytes:
         return read_limited(f)
 
 
-def _lines(text: str) -> list[str]:
+def split_lines(text: str) -> list[str]:
     """Lines ended by LF, CRLF or a lone CR (old Mac files), so a CR-only file is read line by line."""
     return text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
 
@@ -95,7 +94,7 @@ def parse_pairs(text: str) -> list[tuple[tuple[str, ...], tuple[str, ...]]]:
     """The (source, target) token tuples of a TSV text; blank lines are skipped. DataError names the line."""
     text = decode(text)
     pairs, total, vocab = [], 0, set()
-    for no, line in enumerate(_lines(text), 1):
+    for no, line in enumerate(split_lines(text), 1):
         if not line.strip():
             continue
         if len(pairs) == MAX_LINES:
@@ -144,7 +143,7 @@ def _check_split(pairs) -> None:
 
 def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     """The TaskConfig of a teacher's TSV (checked: DataError names the line)."""
-    lines = _lines(decode(data))
+    lines = split_lines(decode(data))
     for no, line in enumerate(lines, 1):   # a new upload's checks: a saved run's data opens as it was saved
         _control(no, line)
     text = "\n".join(lines)
@@ -152,29 +151,9 @@ def pairs_config(data: bytes | str, seed: int = 0) -> TaskConfig:
     return TaskConfig(OWN, seed=seed, text=text)
 
 
-@functools.lru_cache(maxsize=4)  # a page builds its params on every rerun: a 4 MiB file is parsed once
-def _pairs_once(text: str) -> TaskConfig:
-    return pairs_config(text)
-
-
-def preset_or_pairs(task: str, data: str = "", seed: int | None = None) -> TaskConfig:
-    """Where a task preset is named (experiments, searches), OWN names a teacher's TSV, whose text is `data`:
-    the checked TaskConfig (DataError names the line), split by `seed`; a preset's config takes no data."""
-    if task != OWN:
-        if data:
-            raise ValueError(f"data= is only for task={OWN!r} (a TSV of your own pairs); task={task!r} makes its own")
-        if task not in TASK_PRESETS:
-            raise ValueError(f"task {task!r} is not known; choose one of {', '.join([*TASK_PRESETS, OWN])}")
-        cfg = TASK_PRESETS[task]
-        return cfg if seed is None else cfg.replace(seed=seed)
-    if not data:
-        raise ValueError(f"task={OWN!r} needs data=: the lines of a TSV file, source<TAB>target")
-    return _pairs_once(data).replace(seed=seed or 0)
-
-
 def check_text(text: str) -> str:
     """A text for the character LM, refused when too short, too long or of too many characters."""
-    for no, line in enumerate(_lines(text), 1):
+    for no, line in enumerate(split_lines(text), 1):
         _control(no, line)
     n, chars = len(text), set(text)
     if not MIN_TEXT_CHARS <= n <= MAX_TEXT_CHARS:
@@ -185,24 +164,16 @@ def check_text(text: str) -> str:
     return text
 
 
-def text_config(data: bytes | str, seed: int = 0) -> TaskConfig:
-    """The char-lm TaskConfig of a pasted text: the preset's context, as many validation windows as fit."""
-    text = check_text("\n".join(_lines(decode(data, "the text"))))
-    base = TASK_PRESETS["char-lm"]
-    windows = len(text) - int(len(text) * 0.9) - base.max_len   # of the held-out tenth (CharLM.train_fraction)
-    return base.replace(seed=seed, text=text, n_val=max(1, min(base.n_val, windows)))
-
-
 def name_chars(chars) -> str:
     """Characters for a message by their Unicode names: NUMBER SIGN, LATIN SMALL LETTER E WITH ACUTE."""
     names = [unicodedata.name(c, f"U+{ord(c):04X}") for c in sorted(chars)]
     return ", ".join(names[:8]) + (f" and {len(names) - 8} more" if len(names) > 8 else "")
 
 
-class Pairs(Task):
+class Pairs(Task, name="pairs"):
     """A seq2seq task from a teacher's TSV: one vocabulary for both sides, a seeded 90/10 split."""
 
-    kind = "seq2seq"
+    kind, own_text = "seq2seq", True
 
     def __init__(self, cfg: TaskConfig) -> None:
         self.pairs = parse_pairs(cfg.text)
@@ -249,5 +220,5 @@ class Pairs(Task):
 
 
 __all__ = ["DataError", "Pairs", "check_size", "read_limited", "read_file", "decode", "parse_pairs", "pairs_config",
-           "check_text", "text_config", "name_chars", "MAX_BYTES", "MAX_LINES", "MIN_SOURCES", "MAX_SIDE_TOKENS",
+           "check_text", "split_lines", "name_chars", "MAX_BYTES", "MAX_LINES", "MIN_SOURCES", "MAX_SIDE_TOKENS",
            "MAX_TOKENS", "MAX_VOCAB"]

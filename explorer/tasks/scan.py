@@ -64,7 +64,7 @@ def split_commands(split: str, rng: np.random.Generator) -> tuple[list[int], lis
     return order[:SPLIT_SIZES["simple"][0]], order[SPLIT_SIZES["simple"][0]:]
 
 
-class Scan(Task):
+class Scan(Task, name="scan"):
     kind = "seq2seq"
 
     def _vocab(self):

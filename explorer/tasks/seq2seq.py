@@ -10,7 +10,7 @@ from explorer.tasks.sampling import digits_of, distinct_rows, fill_strata
 
 
 class _Seq2Seq(Task):
-    kind = "seq2seq"
+    kind, symbol_sequences = "seq2seq", True
 
     def _vocab(self):
         return SPECIALS + tuple(str(k) for k in range(1, self.cfg.n_symbols + 1))  # integer k has id k + 2
@@ -66,16 +66,16 @@ class _Seq2Seq(Task):
         return pattern
 
 
-class Reversal(_Seq2Seq):
+class Reversal(_Seq2Seq, name="reversal"):
     def _positions(self, rows):
         return np.broadcast_to(np.arange(rows.shape[1])[::-1], rows.shape)  # anti-diagonal
 
 
-class Copy(_Seq2Seq):
+class Copy(_Seq2Seq, name="copy"):
     def _positions(self, rows):
         return np.broadcast_to(np.arange(rows.shape[1]), rows.shape)  # diagonal
 
 
-class Sort(_Seq2Seq):
+class Sort(_Seq2Seq, name="sort"):
     def _positions(self, rows):
         return np.argsort(rows, axis=1, kind="stable")  # t-th smallest, ties in source order

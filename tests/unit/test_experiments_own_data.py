@@ -16,7 +16,7 @@ from explorer.experiments._seq2seq import seq2seq_task
 from explorer.experiments.runner import CODE_VERSION, cache_key
 from explorer.search.study import SearchSpec
 from explorer.search.trial import configs
-from explorer.tasks import own_data
+from explorer.tasks import presets
 from tests.unit.test_own_data import number_words
 
 PAIRS = number_words(120)
@@ -90,5 +90,5 @@ def test_a_result_without_own_data_keeps_the_key_it_had_before():
 
 def test_preset_or_pairs_names_the_valid_tasks():
     with pytest.raises(ValueError, match="task 'nope' is not known; choose one of reversal-fast.*pairs"):
-        own_data.preset_or_pairs("nope")
-    assert own_data.preset_or_pairs("pairs", PAIRS, seed=3).seed == 3
+        presets.preset_or_pairs("nope")
+    assert presets.preset_or_pairs("pairs", PAIRS, seed=3).seed == 3

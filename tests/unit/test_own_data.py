@@ -12,7 +12,8 @@ import torch
 from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.tasks import TaskConfig, make_task, own_data
-from explorer.tasks.own_data import DataError, pairs_config, parse_pairs, text_config
+from explorer.tasks.own_data import DataError, pairs_config, parse_pairs
+from explorer.tasks.presets import text_config
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
 

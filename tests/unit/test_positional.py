@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from explorer.config import ModelConfig
+from explorer.config import POS_ENCODINGS, ModelConfig
 from explorer.positional import POSITIONAL, make_positional, rope_rotate, sinusoidal_table
 
 
@@ -65,7 +65,7 @@ def test_rope_rotate_offset_continues_positions():
 
 
 def test_registry_interface():
-    assert set(POSITIONAL) == {"sinusoidal", "learned", "rope", "alibi", "none"}
+    assert tuple(POSITIONAL) == POS_ENCODINGS == ("sinusoidal", "learned", "rope", "alibi", "none")
     x = torch.randn(2, 5, 16)
     for name in POSITIONAL:
         pe = make_positional(ModelConfig(d_model=16, n_heads=2, pos_encoding=name))

@@ -7,13 +7,29 @@ import pytest
 import torch
 
 from explorer.config import CLASSROOM_PRESETS, ModelConfig
-from explorer.tasks import PAD, SPECIALS, TASK_NAMES, TASK_PRESETS, TASKS, make_task
+from explorer.tasks import PAD, SPECIALS, TASK_PRESETS, TASKS, TaskConfig, make_task
 from tests.unit.task_helpers import PRESETS, rows_of, task, tensors
 
 
 def test_required_presets_exist():
     assert {"reversal-fast", "reversal-seed", "copy", "sort", "order", "order-vectors", "char-lm"} <= set(PRESETS)
-    assert set(TASKS) == set(TASK_NAMES)
+    assert set(TASKS) == {"reversal", "copy", "sort", "order", "order-vectors", "char-lm", "scan", "pairs"}
+    assert all(TASKS[cfg.name] is type(make_task(cfg)) for cfg in TASK_PRESETS.values())
+
+
+def test_a_task_class_registers_its_name_and_traits():
+    from explorer.tasks.base import Task
+
+    class Echo(Task, name="echo-test"):   # a new task is one class: its config is valid at once
+        fixed_length = True
+    try:
+        with pytest.raises(ValueError, match="one fixed length"):
+            TaskConfig("echo-test", min_len=3, max_len=4)
+        assert TaskConfig("echo-test", min_len=4, max_len=4).name == "echo-test"
+    finally:
+        del TASKS["echo-test"]
+    with pytest.raises(ValueError, match="is not a task; choose one of .*reversal"):
+        TaskConfig("echo-test")
 
 
 @pytest.mark.parametrize("name", PRESETS)
