@@ -129,7 +129,7 @@ def run(p: SweepParams, ctx: Context) -> Result:
             ctx.report(len(done) / len(cells), f"cell {_label(p, last.params[p.x_axis], last.params[p.y_axis])} "
                                                f"done ({len(done)}/{len(cells)})", force=True)
 
-    from explorer.search.driver import run_search
+    from explorer.search.driver import run_search  # Optuna again: loaded when a sweep runs, not with the app
 
     outcome = run_search(search_spec(p), executor, on_record=recorded, stop=ctx.stop)
     rows = [_row(p, t) for t in outcome["trials"] if t["state"] != "INTERRUPTED"]

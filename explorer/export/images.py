@@ -68,7 +68,7 @@ def gif_bytes(fig: go.Figure, frame_ms: int = GIF_FRAME_MS, hold_ms: int = GIF_H
     """An animated GIF of a `z_slider` figure (the attention time-lapse), a frame per step (at most
     GIF_MAX_FRAMES, evenly spaced), rendered by kaleido and assembled with Pillow; a figure without a slider
     gives a one-frame GIF."""
-    from PIL import Image
+    from PIL import Image  # Pillow: only a GIF needs it
 
     stills = slider_frames(fig) or [fig]
     if len(stills) > GIF_MAX_FRAMES:

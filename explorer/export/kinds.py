@@ -21,10 +21,12 @@ from explorer.analysis.gradients import grad_norm_table
 from explorer.figures.attention import attention_mosaic
 from explorer.figures.curves import training_curves
 from explorer.figures.gradients import grad_norm_heatmap
+from explorer.figures.interpret import ablation_heatmap
 from explorer.figures.outputs import entropy_chart, output_heatmap
 from explorer.figures.positional import pe_heatmap
 from explorer.figures.timelapse import timelapse_figure
 from explorer.inspect import ATTENTION_KINDS
+from explorer.interpret.stored import ablation_table
 from explorer.positional import LearnedEncoding, SinusoidalEncoding, rope_angles
 from explorer.store.subject import Subject
 from explorer.task_kinds import KINDS as TASK_KINDS
@@ -151,9 +153,6 @@ def _timelapse(s: Subject, _example: int) -> go.Figure:
 def _ablation(s: Subject, _example: int) -> go.Figure:
     """Every head knocked out in turn (zero mode, 200 validation examples): the Inside the model page's grid, read
     from a shipped model's stored table when it is of these weights."""
-    from explorer.figures.interpret import ablation_heatmap
-    from explorer.interpret.stored import ablation_table
-
     table = ablation_table(s.name if s.source == "shipped" else None, s.model, s.task, "zero", ABLATION_EXAMPLES)
     kinds = [k for k in ATTENTION_KINDS if k in set(table["kind"])]
     return ablation_heatmap(table, kinds, title=f"What knocking out each head costs {s.name}")

@@ -16,7 +16,7 @@ import pandas as pd
 
 from explorer.analysis.views import head_entropy, match_scores
 from explorer.evaluation import AttentionSnapshot
-from explorer.store import checkpoints, runs, snapshots
+from explorer.store import checkpoints, runs, shipped, snapshots
 from explorer.store.checkpoints import read_meta
 from explorer.store.snapshots import load_snapshots, save_snapshots
 from explorer.tasks import Task, TaskConfig, make_task
@@ -42,12 +42,11 @@ def replay_snapshots(name: str, every: int = 20) -> Path:
     """Train shipped model `name` again from its recipe, recording a snapshot every `every` steps, and keep them
     in snapshots.shipped_folder()/name if the replay ends with exactly the shipped weights (snapshots only read the
     model, so it does when the CPU kernels are those it was built with: explorer.store.shipped.KERNELS)."""
-    from explorer.store import shipped  # the recipes train models: only this command needs them
 
     r = shipped.recipe(name)
     model, _, history = shipped.train_recipe(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
-    shipped, _ = checkpoints.load_pretrained(name)
-    ours, theirs = model.state_dict(), shipped.state_dict()
+    kept, _ = checkpoints.load_pretrained(name)
+    ours, theirs = model.state_dict(), kept.state_dict()
     off = max(float((ours[k] - theirs[k]).abs().max()) for k in theirs)
     if off > 0:
         kernels = " ".join(f"{k}={v}" for k, v in shipped.KERNELS.items())

@@ -48,7 +48,7 @@ def _probe(address: str, timeout: float) -> None:
 def connect(address: str, timeout: float = CONNECT_TIMEOUT_S):
     """The ray module, connected to the cluster at `address` within `timeout` seconds, or RayUnavailable."""
     try:
-        import ray
+        import ray  # optional: only a search on a cluster needs it
     except ImportError:
         raise RayUnavailable("running trials on a Ray cluster needs the ray package: "
                              "pip install ray==2.60.0 (see README.md, 'A cluster')") from None

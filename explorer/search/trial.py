@@ -71,7 +71,7 @@ class _Pruner:
     """Optuna's pruner over the peers' intermediate values: `should_prune(step, value)`."""
 
     def __init__(self, kind: str, direction: str, peers: list, steps: int) -> None:
-        import optuna
+        import optuna  # in a worker only when a trial prunes: a trial is plain data in and out
 
         optuna.logging.set_verbosity(optuna.logging.WARNING)
         pruner = (optuna.pruners.MedianPruner(n_startup_trials=2) if kind == "median" else

@@ -22,7 +22,7 @@ def init() -> None:
     """Single-threaded from here on: the environment first, then torch's intra- and inter-op pools."""
     os.environ.update(ONE_THREAD)
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the driver's: it stops the trials by their file
-    import torch
+    import torch  # after the environment: torch reads its thread settings when it loads
 
     torch.set_num_threads(1)
     try:
@@ -33,7 +33,7 @@ def init() -> None:
 
 def threads(_=None) -> dict:
     """What this process runs with: the environment and torch's pools (a worker reports it, tests read it)."""
-    import torch
+    import torch  # loaded by init() already; here only to read it
 
     return {**{k: os.environ.get(k) for k in ONE_THREAD}, "torch": torch.get_num_threads(),
             "interop": torch.get_num_interop_threads(), "pid": os.getpid()}
