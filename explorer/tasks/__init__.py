@@ -23,13 +23,17 @@ from explorer.tasks.base import (
     Task,
     TaskConfig,
 )
-from explorer.tasks.charlm import CharLM
 from explorer.tasks.corpus import CORPUS
+
+# Each task class registers its name as it is defined, so this order is the order every message lists.
+# isort: off
+from explorer.tasks.seq2seq import Copy, Reversal, Sort
 from explorer.tasks.order import Order, OrderVectors
+from explorer.tasks.charlm import CharLM
+from explorer.tasks.scan import Scan
 from explorer.tasks.own_data import Pairs
 from explorer.tasks.presets import TASK_PRESETS
-from explorer.tasks.scan import Scan
-from explorer.tasks.seq2seq import Copy, Reversal, Sort
+# isort: on
 
 
 def make_task(cfg: TaskConfig | str) -> Task:

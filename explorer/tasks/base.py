@@ -43,7 +43,7 @@ class TaskConfig(FromDict):
     def __post_init__(self) -> None:
         task = TASKS.get(self.name)
         if task is None:
-            raise ValueError(f"name={self.name!r} is not a task; choose one of {', '.join(sorted(TASKS))}")
+            raise ValueError(f"name={self.name!r} is not a task; choose one of {', '.join(TASKS)}")
         for field, (low, high) in _LIMITS.items():
             value = getattr(self, field)
             if field == "n_symbols" and task.symbol_sequences:
