@@ -43,8 +43,8 @@ def replay_snapshots(name: str, every: int = 20) -> Path:
     in snapshots.shipped_folder()/name if the replay ends with exactly the shipped weights (snapshots only read the
     model, so it does when the CPU kernels are those it was built with: explorer.store.shipped.KERNELS)."""
 
-    r = shipped.recipe(name)
-    model, _, history = shipped.train_recipe(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
+    r = shipped.shipped_model(name)
+    model, _, history = shipped.train_shipped(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
     kept, _ = checkpoints.load_pretrained(name)
     ours, theirs = model.state_dict(), kept.state_dict()
     off = max(float((ours[k] - theirs[k]).abs().max()) for k in theirs)

@@ -1,7 +1,8 @@
-"""The shipped models: one recipe each, rebuilt by `python -m explorer pretrain [NAME ...]`.
+"""The shipped models, each a `ShippedModel` in SHIPPED, rebuilt by `python -m explorer pretrain [NAME ...]`.
 
-A recipe fixes the task, the model, the training run and the quality the model must keep. The build
-trains each recipe on one thread from its seed (the same torch build gives the same weights bit for
+A shipped model fixes the task, the model, the training run (a task preset's recommended recipe,
+explorer/tasks/recipes.py: "recipe" means that one thing) and the quality the model must keep. The build
+trains each one on one thread from its seed (the same torch build gives the same weights bit for
 bit) and writes pretrained/<name>/{model.safetensors, meta.json} plus pretrained/manifest.json, a
 JSON list with one entry per model, the app's default first. pretrained/README.md lists the fields.
 """
@@ -64,7 +65,7 @@ class Quality:
 
 
 @dataclass(frozen=True)
-class Recipe:
+class ShippedModel:
     """How one shipped model is made. `model` is the base config: vocabularies, arch and max_len
     are filled in from the task (Task.model_config)."""
 
@@ -89,48 +90,48 @@ _REVERSAL_TASK, _REVERSAL, _REVERSAL_TRAIN = _preset("reversal-fast")
 _ORDER_TASK, _ORDER, _ORDER_TRAIN = _preset("order")
 EXACT = "val_exact"
 
-RECIPES: tuple[Recipe, ...] = (
-    Recipe("reversal-fast", "Reverses 4-8 digits (1-10). Pre-LN, sinusoidal positions, 2+2 layers: "
+SHIPPED: tuple[ShippedModel, ...] = (
+    ShippedModel("reversal-fast", "Reverses 4-8 digits (1-10). Pre-LN, sinusoidal positions, 2+2 layers: "
            "cross-attention draws the anti-diagonal.",
            _REVERSAL_TASK, _REVERSAL, _REVERSAL_TRAIN, Quality(EXACT, min=0.99)),
-    Recipe("reversal-fast-postln", "Twin of reversal-fast with Post-LN (LayerNorm after each residual add, "
+    ShippedModel("reversal-fast-postln", "Twin of reversal-fast with Post-LN (LayerNorm after each residual add, "
            "as in the 2017 paper); same data, seed and recipe.",
            _REVERSAL_TASK, _REVERSAL.replace(norm="post"), _REVERSAL_TRAIN,
            Quality(EXACT, min=0.99)),
-    Recipe("reversal-fast-learned", "reversal-fast with a learned position table instead of sinusoids.",
+    ShippedModel("reversal-fast-learned", "reversal-fast with a learned position table instead of sinusoids.",
            _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="learned"), _REVERSAL_TRAIN,
            Quality(EXACT, min=0.99)),
-    Recipe("reversal-fast-rope", "reversal-fast with rotary positions (RoPE) in self-attention; "
+    ShippedModel("reversal-fast-rope", "reversal-fast with rotary positions (RoPE) in self-attention; "
            "relative positions only, so it needs more steps to find where a sequence ends.",
            _REVERSAL_TASK, _REVERSAL.replace(pos_encoding="rope"), _REVERSAL_TRAIN.replace(steps=2000, lr=5e-3),
            Quality(EXACT, min=0.99)),
-    Recipe("reversal-seed", "The chapter's exercise 2.3 setting: reverses 10-20 integers in 1..100.",
+    ShippedModel("reversal-seed", "The chapter's exercise 2.3 setting: reverses 10-20 integers in 1..100.",
            *_preset("reversal-seed"), Quality(EXACT, min=0.99)),
-    Recipe("copy", "Copies 4-8 digits: cross-attention draws the main diagonal.",
+    ShippedModel("copy", "Copies 4-8 digits: cross-attention draws the main diagonal.",
            *_preset("copy"), Quality(EXACT, min=0.99)),
-    Recipe("sort", "Sorts 4-8 digits (1-10): each output attends to the next-smallest input.",
+    ShippedModel("sort", "Sorts 4-8 digits (1-10): each output attends to the next-smallest input.",
            *_preset("sort"), Quality(EXACT, min=0.98)),
-    Recipe("order-pe", "Is A before B? Encoder + mean pool with sinusoidal positions: learns it.",
+    ShippedModel("order-pe", "Is A before B? Encoder + mean pool with sinusoidal positions: learns it.",
            _ORDER_TASK, _ORDER, _ORDER_TRAIN, Quality(EXACT, min=0.98)),
-    Recipe("order-nope", "Twin of order-pe without positional encoding: the mean-pooled encoder cannot "
+    ShippedModel("order-nope", "Twin of order-pe without positional encoding: the mean-pooled encoder cannot "
            "see order, so it stays near chance (50%).",
            _ORDER_TASK, _ORDER.replace(pos_encoding="none"), _ORDER_TRAIN, Quality(EXACT, max=0.65)),
-    Recipe("char-lm", "Character language model on the built-in text (decoder only, 32-character context); "
+    ShippedModel("char-lm", "Character language model on the built-in text (decoder only, 32-character context); "
            "metric is next-character accuracy on held-out text.",
            *_preset("char-lm"), Quality(EXACT, min=0.38)),
-    Recipe("scan-simple", "SCAN commands to actions (Lake & Baroni 2018), its random split: nearly perfect on "
+    ShippedModel("scan-simple", "SCAN commands to actions (Lake & Baroni 2018), its random split: nearly perfect on "
            "commands it never saw; experiment scan trains the same recipe on the length and add-jump splits.",
            *_preset("scan-simple"), Quality(EXACT, min=0.98)),
 )
-RECIPE_NAMES = tuple(r.name for r in RECIPES)
-DEFAULT_MODEL = RECIPES[0].name
+SHIPPED_NAMES = tuple(r.name for r in SHIPPED)
+DEFAULT_MODEL = SHIPPED[0].name
 
 
-def recipe(name: str) -> Recipe:
-    for r in RECIPES:
+def shipped_model(name: str) -> ShippedModel:
+    for r in SHIPPED:
         if r.name == name:
             return r
-    raise ValueError(f"no recipe named {name!r}; choose one of {', '.join(RECIPE_NAMES)}")
+    raise ValueError(f"no shipped model named {name!r}; choose one of {', '.join(SHIPPED_NAMES)}")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -178,7 +179,7 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
 
-def train_recipe(r: Recipe, progress: Callable[[StepMetrics], None] | None = None):
+def train_shipped(r: ShippedModel, progress: Callable[[StepMetrics], None] | None = None):
     """(trained model, task, history of StepMetrics): deterministic from r.train.seed on one thread."""
     task = make_task(r.task)
     model = build_model(r.model_config(task), seed=r.train.seed)
@@ -212,9 +213,9 @@ def built_with() -> dict:
             "cpu_capability": torch.backends.cpu.get_cpu_capability(), "mkl_cbwr": os.environ.get("MKL_CBWR", "")}
 
 
-def build_one(r: Recipe, out_dir: Path, progress: Callable[[StepMetrics], None] | None = None) -> dict:
+def build_one(r: ShippedModel, out_dir: Path, progress: Callable[[StepMetrics], None] | None = None) -> dict:
     """Train, evaluate, save r into out_dir/<name>; returns its manifest entry."""
-    model, task, history = train_recipe(r, progress)
+    model, task, history = train_shipped(r, progress)
     seconds = history[-1].elapsed
     metrics = _rounded(evaluate(model, task, max_examples=len(task.val)))
     fresh = _rounded(evaluate(model, held_out_task(r.task), max_examples=FRESH_EXAMPLES))
@@ -241,7 +242,7 @@ def read_manifest(out_dir: Path) -> list[dict]:
 
 
 def _write_manifest(out_dir: Path, entries: list[dict]) -> None:
-    order = {n: i for i, n in enumerate(RECIPE_NAMES)}
+    order = {n: i for i, n in enumerate(SHIPPED_NAMES)}
     entries = sorted(entries, key=lambda e: order.get(e["name"], len(order)))
     fd, tmp = tempfile.mkstemp(dir=out_dir, prefix=f".{MANIFEST}.", suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -252,8 +253,8 @@ def _write_manifest(out_dir: Path, entries: list[dict]) -> None:
 
 def build(names=None, out_dir=PRETRAINED_DIR, progress: Callable[[BuildProgress], None] | None = None) -> list[dict]:
     """Train and save the named recipes (all by default) into out_dir and update its manifest
-    (entries of other models already there are kept). Returns the new entries, in recipe order."""
-    chosen = [recipe(n) for n in names] if names else list(RECIPES)
+    (entries of other models already there are kept). Returns the new entries, in the order of SHIPPED."""
+    chosen = [shipped_model(n) for n in names] if names else list(SHIPPED)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     built = []
@@ -264,9 +265,9 @@ def build(names=None, out_dir=PRETRAINED_DIR, progress: Callable[[BuildProgress]
                 if progress is not None else None)
         entry = build_one(r, out_dir, step)
         built.append(entry)
-        # a full build drops entries whose recipe is gone; a partial one keeps the other models
+        # a full build drops entries of models no longer in SHIPPED; a partial one keeps the other models
         kept = [e for e in read_manifest(out_dir)
-                if e.get("name") != r.name and (names or e.get("name") in RECIPE_NAMES)]
+                if e.get("name") != r.name and (names or e.get("name") in SHIPPED_NAMES)]
         _write_manifest(out_dir, kept + [entry])  # after each model: an interrupted build keeps its work
     return built
 
@@ -281,15 +282,15 @@ def load_seconds(out_dir: Path, entry: dict) -> float:
 # Command line: `python -m explorer pretrain [NAME ...] [--out DIR]`
 # ---------------------------------------------------------------------------------------------
 
-def _recipe_name(text: str) -> str:
-    if text not in RECIPE_NAMES:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a shipped model; choose from {', '.join(RECIPE_NAMES)}")
+def _shipped_name(text: str) -> str:
+    if text not in SHIPPED_NAMES:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a shipped model; choose from {', '.join(SHIPPED_NAMES)}")
     return text
 
 
 def add_pretrain_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("names", nargs="*", metavar="NAME", type=_recipe_name,
-                   help=f"models to rebuild (default: all): {', '.join(RECIPE_NAMES)}")
+    p.add_argument("names", nargs="*", metavar="NAME", type=_shipped_name,
+                   help=f"models to rebuild (default: all): {', '.join(SHIPPED_NAMES)}")
     p.add_argument("--out", type=Path, default=PRETRAINED_DIR, help=f"output folder (default {PRETRAINED_DIR})")
 
 
@@ -346,6 +347,6 @@ def run_pretrain(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-__all__ = ["Quality", "Recipe", "RECIPES", "RECIPE_NAMES", "DEFAULT_MODEL", "recipe", "held_out_task",
-           "BuildProgress", "train_recipe", "build_one", "build", "read_manifest", "load_seconds",
+__all__ = ["Quality", "ShippedModel", "SHIPPED", "SHIPPED_NAMES", "DEFAULT_MODEL", "shipped_model", "held_out_task",
+           "BuildProgress", "train_shipped", "build_one", "build", "read_manifest", "load_seconds",
            "add_pretrain_arguments", "run_pretrain", "FRESH_SEED_OFFSET", "FRESH_EXAMPLES", "MANIFEST"]

@@ -6,7 +6,7 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.store.shipped import recipe
+from explorer.store.shipped import shipped_model
 from explorer.tasks import TASK_PRESETS, make_task
 from explorer.tasks.recipes import RECOMMENDED, recommended
 from explorer.train_config import TrainConfig
@@ -42,7 +42,7 @@ def test_an_unknown_preset_is_named_with_the_valid_ones():
                                           ("copy", "copy"), ("sort", "sort"), ("order-pe", "order"),
                                           ("char-lm", "char-lm")])
 def test_shipped_models_are_built_with_the_recommended_recipe(name, preset):
-    r, (overrides, train) = recipe(name), recommended(preset)
+    r, (overrides, train) = shipped_model(name), recommended(preset)
     assert r.task == TASK_PRESETS[preset] and r.train == train
     assert {k: getattr(r.model, k) for k in overrides} == overrides
 

@@ -14,10 +14,10 @@ from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained, pretrain
 from explorer.store.shipped import (
     DEFAULT_MODEL,
     FRESH_EXAMPLES,
-    RECIPE_NAMES,
+    SHIPPED_NAMES,
     Quality,
     held_out_task,
-    recipe,
+    shipped_model,
 )
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
@@ -39,18 +39,18 @@ def _one_thread():
 
 
 def test_manifest_lists_every_recipe_default_first():
-    assert [e["name"] for e in MANIFEST] == list(RECIPE_NAMES)
+    assert [e["name"] for e in MANIFEST] == list(SHIPPED_NAMES)
     assert MANIFEST[0]["name"] == DEFAULT_MODEL == "reversal-fast"
     assert [e["name"] for e in MANIFEST if e.get("default")] == [DEFAULT_MODEL]
     for e in MANIFEST:
-        r = recipe(e["name"])  # the manifest records the recipe in the code, not an older one
+        r = shipped_model(e["name"])  # the manifest records the recipe in the code, not an older one
         # from_dict: a field added to a config later takes its default, as when the model was built
         assert TaskConfig.from_dict(e["task"]) == r.task and TrainConfig.from_dict(e["train"]) == r.train
         assert e["quality"] == r.quality.to_dict() and e["train"]["threads"] == 1
         assert e["train_seconds"] > 0 and e["params"] > 0 and e["description"]
 
 
-@pytest.mark.parametrize("name", RECIPE_NAMES)
+@pytest.mark.parametrize("name", SHIPPED_NAMES)
 def test_recorded_metrics_meet_the_threshold(name):
     e = BY_NAME[name]
     q = Quality(**e["quality"])
@@ -61,7 +61,7 @@ def test_recorded_metrics_meet_the_threshold(name):
         assert e["quality"][side] >= bound if side == "min" else e["quality"][side] <= bound
 
 
-@pytest.mark.parametrize("name", RECIPE_NAMES)
+@pytest.mark.parametrize("name", SHIPPED_NAMES)
 def test_loads_and_keeps_its_quality_on_fresh_data(name):
     e = BY_NAME[name]
     start = time.perf_counter()
