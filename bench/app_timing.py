@@ -37,8 +37,8 @@ sys.path.insert(0, str(ROOT))
 
 # The browser tests' harness: the same server launch, readiness checks and Chromium flags.
 from tests.browser.conftest import CHROMIUM_ARGS  # noqa: E402
-from tests.browser.test_browser import DRAWN, TILE_NAME_AT, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
-from tests.browser.test_browser import _wait_rendered as settle  # noqa: E402
+from tests.browser.helpers import DRAWN, TILE_NAME_AT, TIMEOUT_MS, WIDTH, streamlit_server  # noqa: E402
+from tests.browser.helpers import wait_rendered as settle  # noqa: E402
 
 # Set before an action: the time of the first press, click or focus change (the user's act: a Plotly
 # slider moves on the press, a button acts on the click, a blur commits a typed number), whether the

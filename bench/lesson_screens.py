@@ -24,8 +24,8 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from explorer.lessons import LESSONS  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS  # noqa: E402
+from tests.browser.helpers import streamlit_server, wait_rendered  # noqa: E402
 from tests.browser.lesson_screens import PHONE, PROJECTOR, boxes, click, pick_first, says_step, scrolled, step_shown  # noqa: E402
-from tests.browser.test_browser import _wait_rendered, streamlit_server  # noqa: E402
 
 OUT = Path(__file__).resolve().parent / "results" / "lesson_screens"
 
@@ -56,7 +56,7 @@ def _reveal(page, name: str) -> dict:
     """Reveal, wait for the answer, and return where everything is then."""
     click(page, "lesson_reveal")
     page.locator(".st-key-lesson_result").wait_for(timeout=120_000)
-    _wait_rendered(page)
+    wait_rendered(page)
     _shot(page, name)
     return boxes(page)
 
@@ -98,10 +98,10 @@ def room(browser, url: str, lesson_id: str, rows: list) -> None:
     try:
         teacher.goto(f"{url}/lessons?lesson={lesson_id}&step=1&present=1&teach=1")
         teacher.locator(".st-key-room_code").wait_for(timeout=120_000)
-        _wait_rendered(teacher)
+        wait_rendered(teacher)
         code = teacher.locator(".st-key-room_code").inner_text().split()[-1]
         teacher.locator(".st-key-room_distribution label").click()
-        _wait_rendered(teacher)
+        wait_rendered(teacher)
         student.goto(f"{url}/lessons?room={code}")
         for k in range(1, n + 1):
             step_shown(teacher, lesson.steps[k - 1].title)
@@ -119,7 +119,7 @@ def room(browser, url: str, lesson_id: str, rows: list) -> None:
                 _shot(teacher, f"room-{lesson_id}-{k:02d}-1280-locked")
                 row["revealed"] = _reveal(teacher, f"room-{lesson_id}-{k:02d}-1280-revealed")
                 student.locator(".st-key-lesson_result").wait_for(timeout=30_000)
-                _wait_rendered(student)
+                wait_rendered(student)
                 _tall_shot(student, f"room-{lesson_id}-{k:02d}-phone-revealed")
             rows.append(row)
             print(json.dumps(row), flush=True)

@@ -26,8 +26,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.room_client import Student, now_ms  # noqa: E402
 from bench.room_load import cpu_s, load, summary  # noqa: E402
-from tests.browser.test_browser import streamlit_server  # noqa: E402
-from tests.browser.test_browser_classroom import _family, server_pid  # noqa: E402
+from tests.browser.helpers import (  # noqa: E402
+    process_family,
+    server_pid,
+    streamlit_server,  # noqa: E402
+)
 
 LESSON, STEPS = "module6", (1, 2, 3)   # 0-based: steps 2-4, a question and two views
 TRAIN_QUERY = "train_steps={steps}&train_seed={seed}"
@@ -67,14 +70,14 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
             step = STEPS[m % len(STEPS)]
             for s in students:
                 s.titles.pop(titles[step], None)
-            before, moved = cpu_s(_family(pid)), now_ms()
+            before, moved = cpu_s(process_family(pid)), now_ms()
             rooms.move(code, teacher, LESSON, step)
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline and not all(titles[step] in s.titles for s in students):
                 time.sleep(0.02)
             follow += [None if titles[step] not in s.titles else (s.titles[titles[step]] - moved) / 1000
                        for s in students]
-            cpus.append(cpu_s(_family(pid)) - before)
+            cpus.append(cpu_s(process_family(pid)) - before)
             time.sleep(3)
         errors = [e for s in [*students, *trainers] for e in s.errors]
         training = [t.runs for t in trainers]   # a training tab's poll reruns about once a second while it trains

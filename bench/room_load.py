@@ -39,9 +39,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout  # noqa: E402
 
 from bench.room_client import Student  # noqa: E402
 from tests.browser.conftest import CHROMIUM_ARGS  # noqa: E402
-from tests.browser.test_browser import TIMEOUT_MS, streamlit_server  # noqa: E402
-from tests.browser.test_browser import _wait_rendered as settle  # noqa: E402
-from tests.browser.test_browser_classroom import Peak, _family, server_pid  # noqa: E402
+from tests.browser.helpers import TIMEOUT_MS, Peak, process_family, server_pid, streamlit_server  # noqa: E402  # noqa: E402
+from tests.browser.helpers import wait_rendered as settle  # noqa: E402
 
 LESSON, FIRST, QUESTION = "module6", 1, 2     # step 2 of module6: a 3-choice question, no experiment
 VIEWPORT = {"width": 1280, "height": 800}
@@ -98,8 +97,8 @@ class Clocks:
         self.server = server
 
     def split(self) -> tuple[list[int], list[int]]:
-        server = set(_family(self.server))
-        return sorted(server), [p for p in _family(os.getpid()) if p not in server and p != os.getpid()]
+        server = set(process_family(self.server))
+        return sorted(server), [p for p in process_family(os.getpid()) if p not in server and p != os.getpid()]
 
     def now(self) -> tuple[float, float]:
         server, browser = self.split()

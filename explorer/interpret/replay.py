@@ -6,7 +6,7 @@ Replay is by call order. An evaluation (`ablation.metrics`) runs the teacher-for
 decoding: each encoder module is called once in each, on the same input, so every encoder call replays; a
 decoder module's calls after the first are greedy steps, whose prefixes a knock-out changes, so only its first
 (teacher-forced) call does. A call with nothing recorded is computed, so a replay is only ever a shortcut:
-the numbers are those of the full pass (tests/unit/test_interpret.py compares them for every part).
+the numbers are those of the full pass (tests/unit/interpret/test_interpret.py compares them for every part).
 """
 
 from __future__ import annotations

@@ -1,9 +1,7 @@
 """Every page runs under Streamlit's AppTest: by default, after widget changes, and across page
 switches; the Plotly specs hold the traces and shapes the pages promise."""
 
-import base64
 import json
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,53 +13,8 @@ from explorer.store import checkpoints
 from explorer.store.runs import save_run
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
+from tests.app.helpers import PAGES, SHIPPED, array, assert_ok, figures, open_app
 from ui import menu, model_config, models, state
-
-ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = checkpoints.PRETRAINED_DIR  # before the runs_dir fixture (tests/app/conftest.py) empties it
-PAGES = [page.file for page in menu.PAGES]
-
-
-def open_app(page: str | None = None, query: dict | None = None, state: dict | None = None) -> AppTest:
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=30)
-    at.query_params.update(query or {})
-    for key, value in (state or {}).items():
-        at.session_state[key] = value
-    at.run()
-    if page is not None:
-        at.switch_page(page).run()
-    assert_ok(at)
-    return at
-
-
-def assert_ok(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
-
-
-def array(value) -> np.ndarray:
-    """A Plotly array from a spec: plotly 7 ships numeric arrays base64-encoded."""
-    if isinstance(value, dict) and "bdata" in value:
-        a = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]))
-        return a.reshape([int(s) for s in str(value["shape"]).split(",")]) if "shape" in value else a
-    return np.asarray(value)
-
-
-def _as_read(spec: dict) -> dict:
-    """A chart's spec with its titles as a reader reads them: the lines a long one is broken into
-    (explorer.figures.layout.fit_title) joined again."""
-    title = spec.get("layout", {}).get("title") or {}
-    if "text" in title:
-        title["text"] = title["text"].replace("<br>", " ")
-    for slider in spec.get("layout", {}).get("sliders", ()):
-        for step in slider.get("steps", ()):
-            args = step.get("args") or []
-            if len(args) > 1 and isinstance(args[1], dict) and "title.text" in args[1]:
-                args[1]["title.text"] = args[1]["title.text"].replace("<br>", " ")
-    return spec
-
-
-def figures(at: AppTest) -> list[dict]:
-    return [_as_read(json.loads(el.proto.spec)) for el in at.get("plotly_chart")]
 
 
 def metrics(at: AppTest) -> dict[str, str]:

@@ -5,7 +5,7 @@ import re
 import pandas as pd
 import pytest
 
-from tests.app.test_app import array, assert_ok, figures, open_app
+from tests.app.helpers import array, assert_ok, figures, open_app
 
 ARCHITECTURE = "pages/architecture.py"
 INIT_TITLE = "Gradient norm per block at initialisation"

@@ -12,7 +12,7 @@ import pytest
 
 from explorer.experiments import EXPERIMENTS, SerialExecutor, run_cached
 from explorer.jobs.experiment import ExperimentJob
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.app.training_helpers import poll_until
 from ui import experiment_job, experiment_params, owner, session_jobs
 
@@ -180,7 +180,7 @@ def test_a_reloaded_tab_shows_the_running_experiment_and_stops_it_another_visito
 
 
 def test_an_experiment_runs_on_uploaded_pairs_and_a_bad_file_is_refused(jobs):
-    from tests.unit.test_own_data import number_words
+    from tests.unit.helpers import number_words
 
     at = open_experiment("decoding", "quick")
     key = f"{experiment_params.EXP_PARAM}_decoding_quick_data"

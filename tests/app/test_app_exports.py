@@ -14,7 +14,7 @@ from explorer.model import build_model
 from explorer.store.subject import from_job
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.export_run import SNAPSHOT_STEPS, save_tiny_run
 
 RUNS, TRAIN = "pages/runs.py", "pages/train.py"

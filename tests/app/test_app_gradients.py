@@ -6,7 +6,7 @@ import numpy as np
 
 from explorer.analysis.gradients import depth_profile, evenness
 from explorer.store import checkpoints
-from tests.app.test_app import SHIPPED, array, assert_ok, open_app
+from tests.app.helpers import SHIPPED, array, assert_ok, open_app
 from tests.app.training_helpers import GRADIENTS, chart, saved_run
 from ui import state
 

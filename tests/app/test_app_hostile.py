@@ -11,7 +11,7 @@ from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig
-from tests.app.test_app import PAGES, ROOT, assert_ok, figures
+from tests.app.helpers import PAGES, ROOT, assert_ok, figures
 from tests.app.training_helpers import ME
 from tests.hostile import VALUES, live_markdown, live_plotly, tsv
 from ui import inside, inspecting, lesson_nav, models, owner, presenter, room

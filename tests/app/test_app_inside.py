@@ -12,7 +12,7 @@ from explorer.store.runs import save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
-from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
+from tests.app.helpers import SHIPPED, array, assert_ok, figures, open_app
 from ui import inside, models
 
 PAGE = "pages/inside.py"

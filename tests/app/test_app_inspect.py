@@ -9,7 +9,7 @@ from hypothesis import strategies as st
 from explorer.analysis import views
 from explorer.quoting import label
 from explorer.store import checkpoints
-from tests.app.test_app import SHIPPED, array, assert_ok, figures, open_app
+from tests.app.helpers import SHIPPED, array, assert_ok, figures, open_app
 from ui import inspecting, model_config, models
 
 ATTENTION, OUTPUTS = "pages/attention.py", "pages/outputs.py"

@@ -6,8 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import LESSONS
 from explorer.store import checkpoints
-from tests.app.test_app import ROOT, SHIPPED, assert_ok
-from ui import owner
+from tests.app.helpers import SHIPPED, assert_ok, open_lesson
 
 STEPS = [(lesson.id, k) for lesson in LESSONS.values() for k in range(len(lesson.steps))]
 
@@ -16,20 +15,6 @@ STEPS = [(lesson.id, k) for lesson in LESSONS.values() for k in range(len(lesson
 def shipped_models(monkeypatch):
     """The lessons show the shipped models (the tier's default is an empty folder)."""
     monkeypatch.setattr(checkpoints, "PRETRAINED_DIR", SHIPPED)
-
-
-def open_lesson(query: dict, token: str | None = None) -> AppTest:
-    """A tab on the Lessons page with `query` in its link; `token` is the browser's owner cookie (the same
-    student in a reopened tab)."""
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=60)
-    if token is not None:
-        at.session_state[owner.TOKEN] = token
-    at.run()
-    at.switch_page("pages/lessons.py")
-    at.query_params.update(query)
-    at.run()
-    assert_ok(at)
-    return at
 
 
 def texts(at: AppTest) -> str:

@@ -5,8 +5,7 @@ import pytest
 
 from explorer.lessons import LESSONS
 from explorer.store import checkpoints
-from tests.app.test_app import SHIPPED, assert_ok
-from tests.app.test_app_lessons import open_lesson
+from tests.app.helpers import SHIPPED, assert_ok, open_lesson
 from ui import owner, room
 
 LESSON = LESSONS["module6"]

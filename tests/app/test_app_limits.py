@@ -6,7 +6,7 @@ import pytest
 
 from explorer.jobs.search import SearchJob
 from explorer.limits import CAPS
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from ui import model_config, search_params, train_settings
 
 PAGE = "pages/search.py"

@@ -2,7 +2,7 @@
 a bad one is refused with its line and Train stays off, a good one trains and its run reopens with it."""
 
 from explorer.store import runs
-from tests.app.test_app import assert_ok
+from tests.app.helpers import assert_ok
 from tests.app.training_helpers import click, job_of, open_train, poll_until
 from ui import models, own_data
 

@@ -4,7 +4,7 @@ run can be named when it starts; a name is never given twice; a tab viewing a ru
 keeps what it had loaded, and a link to a deleted run says so instead of showing another."""
 
 from explorer.store import runs
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.app.training_helpers import ME, RUNS, click, job_of, open_train, poll_until, saved_run
 from ui import models, owner, state, train_settings
 

@@ -3,7 +3,7 @@ other, the CSS is injected and the charts come restyled. AppTest cannot measure 
 (tests/browser/test_browser_presenter.py) does."""
 
 from explorer.figures.projector import DARK_BG, TICK_PX
-from tests.app.test_app import assert_ok, figures, open_app
+from tests.app.helpers import assert_ok, figures, open_app
 from ui import presenter
 
 ATTENTION = "pages/attention.py"
@@ -71,7 +71,7 @@ def test_present_zero_in_the_link_turns_it_off():
 def test_a_step_drawn_on_the_projector_leaves_the_view_every_student_shares_as_built():
     """pages/lessons.py shares a step's view between sessions unpickled (st.cache_resource): restyling it
     for one tab's projector must not restyle it for the next tab."""
-    from tests.app.test_app_lessons import open_lesson
+    from tests.app.helpers import open_lesson
     step = {"lesson": "module6", "step": "2"}   # a heatmap with a colorbar: the projector restyles both
     plain = figures(open_lesson(step))
     projected = figures(open_lesson({**step, presenter.PRESENT: "1", presenter.DARK: "1"}))

@@ -8,7 +8,7 @@ from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.app.training_helpers import ME, RUNS, saved_run
 from ui import models, owner, state
 

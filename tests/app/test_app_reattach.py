@@ -8,7 +8,7 @@ slot, and the owner coming back is pointed to the run with Resume.
 import time
 
 from explorer.jobs.slots import pool_counts
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.app.training_helpers import chart, click, job_of, open_train, poll_until, trace
 from ui import owner, search_job, search_params, training_job
 

@@ -6,8 +6,7 @@ from streamlit.testing.v1 import AppTest
 
 from explorer.lessons import LESSONS
 from explorer.store import checkpoints
-from tests.app.test_app import SHIPPED, assert_ok
-from tests.app.test_app_lessons import open_lesson
+from tests.app.helpers import SHIPPED, assert_ok, open_lesson
 from ui import owner, room
 
 QUESTION = ("module6", 2)   # "Which dimensions change fastest?": three choices, answered without training

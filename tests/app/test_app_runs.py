@@ -7,7 +7,7 @@ import zipfile
 import pandas as pd
 
 from explorer.store import runs
-from tests.app.test_app import assert_ok, open_app
+from tests.app.helpers import assert_ok, open_app
 from tests.app.training_helpers import ME, RUNS, chart, click, job_of, poll_until, saved_run
 from ui import owner, saved_runs, state
 

@@ -21,7 +21,7 @@ import pytest
 
 from explorer.jobs.search import SearchJob
 from explorer.store.runs import open_for_resume
-from tests.app.test_app import ROOT, assert_ok, open_app
+from tests.app.helpers import ROOT, assert_ok, open_app
 from ui import search_job, search_params
 
 PAGE = "pages/search.py"
@@ -131,7 +131,7 @@ def test_a_ray_address_that_does_not_answer_is_named_on_the_page(monkeypatch, se
 
 
 def test_a_search_on_uploaded_pairs_keeps_them_in_its_trials_and_a_bad_file_is_refused(searches):
-    from tests.unit.test_own_data import number_words
+    from tests.unit.helpers import number_words
 
     at = open_app(PAGE)
     upload = at.file_uploader(key=search_params.SEARCH_DATA)

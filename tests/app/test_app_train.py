@@ -17,7 +17,7 @@ from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.recipes import recommended
 from explorer.train_config import TrainConfig
-from tests.app.test_app import array, assert_ok, open_app
+from tests.app.helpers import array, assert_ok, open_app
 from tests.app.training_helpers import GRADIENTS, RUNS, TRAIN, chart, click, job_of, open_train, poll_until, trace
 from ui import model_config, models, owner, state, train_settings, train_view, training_job
 

@@ -16,7 +16,7 @@ from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
-from tests.app.test_app import assert_ok, figures, open_app
+from tests.app.helpers import assert_ok, figures, open_app
 from ui import owner, train_settings, training_job
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"

@@ -6,7 +6,7 @@ import shutil
 
 import pytest
 
-from tests.browser.test_browser import streamlit_server
+from tests.browser.helpers import streamlit_server
 
 # Every page a test opens stands for a student's own foreground tab: no timer throttling of the pages a
 # headless browser considers in the background (the classroom test opens eight at once).

@@ -3,7 +3,7 @@ bench/lesson_screens.py: where a step's question widgets are drawn, and how far 
 
 from __future__ import annotations
 
-from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
+from tests.browser.helpers import TIMEOUT_MS, wait_rendered
 
 PROJECTOR = {"width": 1280, "height": 720}
 PHONE = {"width": 390, "height": 844}
@@ -70,7 +70,7 @@ def step_shown(page, title: str) -> None:
     """Wait until the page's title is `title` and the page has finished its run."""
     page.wait_for_function("""t => [...document.querySelectorAll('[data-testid=stMain] h1')]
         .some(h => h.innerText.trim() === t)""", arg=title, timeout=TIMEOUT_MS)
-    _wait_rendered(page)
+    wait_rendered(page)
 
 
 def says_step(page, k: int, n: int) -> bool:
@@ -95,12 +95,12 @@ def pick_first(page) -> None:
         field = page.locator(".st-key-lesson_choice input")
         field.fill("1")
         field.press("Enter")
-    _wait_rendered(page)
+    wait_rendered(page)
 
 
 def click(page, key: str) -> None:
     page.locator(f".st-key-{key} button").click()
-    _wait_rendered(page)
+    wait_rendered(page)
 
 
 # The smallest tick label or bar label drawn inside the elements `sel` finds (px).

@@ -1,31 +1,23 @@
 """The app in a real headless Chromium: every page in menu.PAGES loads, draws its figures and shows
 no exception; a full-page screenshot of each lands in tests/screenshots/ for a human to review."""
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from tests.browser.helpers import (
+    GROWN,
+    SHOTS,
+    TILE_NAME_AT,
+    TIMEOUT_MS,
+    WIDTH,
+    fit_viewport,
+    streamlit_server,
+    wait_rendered,
+)
 from ui import menu
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-SHOTS = ROOT / "tests" / "screenshots"
-READY = "[data-testid=stApp][data-test-connection-state=CONNECTED][data-test-script-state=notRunning]"
-WIDTH = 1440
-TIMEOUT_MS = 90_000  # the first page of a fresh server imports torch and builds a task
-# True once no element waits for its code (skeletons) and every Plotly chart has drawn its SVG.
-DRAWN = """() => !document.querySelector('[data-testid=stSkeleton]')
-                 && [...document.querySelectorAll('[data-testid=stPlotlyChart]')]
-                    .every(el => el.querySelector('.main-svg'))"""
 # Streamlit's chart draws a new figure, then hands Plotly a copy of it (Plotly.react). Recorded per chart:
 # whether each react kept the chart's calculated data; a recalculated copy is drawn in full a second time
 # (explorer/figures/layout.py HOUSE says what causes it).
@@ -35,87 +27,6 @@ REACTS = """document.addEventListener('DOMContentLoaded', () => { window.__react
     gd.on('plotly_react', () => { window.__reacts.get(gd).push(gd.calcdata === calc); calc = gd.calcdata; }); };
   new MutationObserver(() => document.querySelectorAll('.js-plotly-plot').forEach(hook)).observe(
     document.documentElement, {childList: true, subtree: true, attributes: true, attributeFilter: ['class']}); })"""
-
-# Charts whose margins Plotly grew past the figure's own (by more than the 1 px it ignores), as
-# (title, given l/r/t/b, drawn l/r/t/b).
-GROWN = """() => [...document.querySelectorAll('.js-plotly-plot')].map(gd => [gd.layout.title?.text ?? '',
-    ['l', 'r', 't', 'b'].map(s => gd._fullLayout.margin[s]), ['l', 'r', 't', 'b'].map(s => gd._fullLayout._size[s])])
-  .filter(([, given, drawn]) => given.some((m, i) => drawn[i] - m > 1))"""
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 90) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            pytest.fail(f"streamlit exited with code {proc.returncode}:\n{log.read_text()[-3000:]}")
-        try:
-            with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as r:
-                if r.status == 200:
-                    return
-        except OSError:
-            time.sleep(0.3)
-    pytest.fail(f"streamlit did not answer /_stcore/health within {seconds} s:\n{log.read_text()[-3000:]}")
-
-
-@contextmanager
-def streamlit_server(tmp: Path, port: int | None = None):
-    """`streamlit run app.py` on `port` (a free one by default), runs saved under tmp; yields its URL.
-    Started again with the same tmp and port, it is the same server restarted (its pages reconnect)."""
-    port, log = port or _free_port(), tmp / "streamlit.log"
-    env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
-    cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-           "--server.port", str(port), "--server.address", "127.0.0.1",
-           "--browser.gatherUsageStats", "false"]
-    with open(log, "a") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
-    try:
-        url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, proc, log)
-        yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _wait_rendered(page) -> None:
-    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
-    page.wait_for_selector("[data-testid=stMain] h1", timeout=TIMEOUT_MS)  # content, not just the shell
-    page.wait_for_selector(READY, timeout=TIMEOUT_MS)
-    page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
-
-
-# True once the main element's height is the one the previous animation frame saw, and no script runs.
-STEADY = """() => { const h = document.querySelector('[data-testid=stMain]').scrollHeight;
-  const steady = window.__fitHeight === h; window.__fitHeight = h;
-  return steady && !!document.querySelector('[data-testid=stApp][data-test-script-state=notRunning]'); }"""
-SETTLE_MS = 700  # at most, as the fixed wait this replaces; heights measured on all 12 pages settled at once
-
-
-def _fit_viewport(page) -> None:
-    """Streamlit scrolls inside its main element, so a full-page shot needs a viewport that tall;
-    content can grow as the window does (charts re-lay out), hence a few rounds."""
-    for _ in range(5):
-        height = page.evaluate("document.querySelector('[data-testid=stMain]').scrollHeight")
-        target = min(max(height, 1000), 10_000)
-        if target == page.viewport_size["height"]:
-            return
-        page.set_viewport_size({"width": WIDTH, "height": target})
-        page.evaluate("window.__fitHeight = undefined")
-        try:  # still moving after SETTLE_MS: measure again, as after the fixed wait
-            page.wait_for_function(STEADY, polling="raf", timeout=SETTLE_MS)
-        except PlaywrightTimeout:
-            pass
-        page.wait_for_function(DRAWN, timeout=TIMEOUT_MS)
 
 
 @pytest.mark.parametrize("file, title, url_path", [spec[:3] for spec in menu.PAGES],
@@ -131,7 +42,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
     try:
         first = url_path == menu.PAGES[0][2]
         page.goto(f"{server}/{'' if first else url_path}")
-        _wait_rendered(page)
+        wait_rendered(page)
         # Each chart drawn once: its first draw and Streamlit's copy (two reacts), the copy's data kept.
         page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')]"
                                ".every(gd => window.__reacts.get(gd)?.length >= 2)", timeout=TIMEOUT_MS)
@@ -146,7 +57,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
             "[data-testid=stException]").first.inner_text()
         assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1  # the model picker
         assert title in page.locator("[data-testid=stSidebarNav]").inner_text()
-        _fit_viewport(page)
+        fit_viewport(page)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{url_path}.png"), full_page=True)
     finally:
@@ -167,7 +78,7 @@ def test_first_visit_of_a_fresh_server_shows_the_menu_while_pytorch_starts(tmp_p
         try:
             page.add_init_script(seen)
             page.goto(url)
-            _wait_rendered(page)
+            wait_rendered(page)
             assert page.evaluate("window.__note") == len(menu.PAGES)  # the note, with the whole menu beside it
             assert note not in page.locator("[data-testid=stMain]").inner_text()
             assert page.locator("[data-testid=stMain] h1").all_inner_texts() == ["Transformer Explorer"]
@@ -183,7 +94,7 @@ def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
         page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
         try:
             page.goto(f"{url}/{url_path}")
-            _wait_rendered(page)
+            wait_rendered(page)
             assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1
             nav = page.locator("[data-testid=stSidebarNav]").inner_text()
             assert title in nav and "frame" not in nav and "widgets" not in nav
@@ -203,13 +114,6 @@ TITLE_AT_RERUN = """() => { const app = document.querySelector('[data-testid=stA
 CLOSEUP = ".st-key-att_closeup"
 
 
-# The page coordinates of tile i's name in the mosaic: its invisible click target (customdata i).
-TILE_NAME_AT = """i => { const gd = document.querySelector('.st-key-att_mosaic .js-plotly-plot');
-  const tiles = gd._fullData.find(t => t.name === 'tiles'), j = tiles.customdata.indexOf(i);
-  const box = gd.getBoundingClientRect(), xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
-  return [box.left + xa._offset + xa.l2p(tiles.x[j]), box.top + ya._offset + ya.l2p(tiles.y[j])]; }"""
-
-
 def _closeup_title(page) -> str:
     return page.locator(f"{CLOSEUP} .gtitle").text_content()
 
@@ -221,7 +125,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
     page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
     try:
         page.goto(f"{server}/attention")
-        _wait_rendered(page)
+        wait_rendered(page)
         before = _closeup_title(page)
         labels = page.locator(".st-key-att_closeup .slider-label")
         other = next(t for t in labels.all_text_contents() if not before.startswith(f"{t} "))
@@ -233,7 +137,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         page.wait_for_function("() => window.__titleAtRerun !== null", timeout=TIMEOUT_MS)
         assert page.evaluate("window.__titleAtRerun").startswith(f"{other} ")  # shown before the server ran
         page.wait_for_timeout(300)
-        _wait_rendered(page)
+        wait_rendered(page)
         layer, head = other.split()
         assert f"att_layer={layer}" in page.url and f"att_head={head}" in page.url
         assert _closeup_title(page).startswith(f"{other} ")  # the rerun did not put the old head back
@@ -244,7 +148,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         page.wait_for_function("""old => [...document.querySelectorAll('[data-testid=stMarkdown]')]
             .some(e => e.innerText.includes('correct output') && e.innerText !== old)""", arg=example,
                                timeout=TIMEOUT_MS)  # the new example is on the page
-        _wait_rendered(page)
+        wait_rendered(page)
         assert _closeup_title(page).startswith(f"{other} ")  # a new input keeps the head
         names = labels.all_text_contents()
         tile = names[(names.index(other) + 2) % len(names)]  # a click on a tile's name in the mosaic
@@ -254,7 +158,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         page.wait_for_function("() => window.__titleAtRerun !== null", timeout=TIMEOUT_MS)
         assert page.evaluate("window.__titleAtRerun").startswith(f"{tile} ")  # shown before the server ran
         page.wait_for_timeout(300)
-        _wait_rendered(page)
+        wait_rendered(page)
         assert f"att_layer={tile.split()[0]}" in page.url and f"att_head={tile.split()[1]}" in page.url
         other = tile
         page.locator(CLOSEUP).focus()
@@ -263,11 +167,11 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         page.wait_for_function(f"() => document.querySelector('{CLOSEUP} .gtitle').textContent"
                                f".startsWith('{nearby} ')", timeout=TIMEOUT_MS)
         page.wait_for_timeout(300)
-        _wait_rendered(page)
+        wait_rendered(page)
         for title in ("Outputs", "Attention"):  # a page left and come back to shows the head it left on
             page.locator("[data-testid=stSidebarNav] a", has_text=title).click()
             page.wait_for_selector(f"[data-testid=stMain] h1:has-text('{title}')", timeout=TIMEOUT_MS)
-            _wait_rendered(page)
+            wait_rendered(page)
         assert _closeup_title(page).startswith(f"{nearby} ")
     finally:
         page.close()

@@ -9,90 +9,39 @@ The server's threads and memory are read from /proc (the server and any children
 printed: run with `-s` to see them.
 """
 
-import csv
-import json
 import re
-import threading
 import time
-from pathlib import Path
 
 import pytest
 
-from tests.browser.test_browser import (
+from tests.browser.helpers import (
+    LAST_STEP,
+    RUN_TIMEOUT_MS,
     SHOTS,
-    WIDTH,
-    _fit_viewport,
-    _wait_rendered,
+    SLOTS,
+    TINY,
+    Peak,
+    assert_no_exception,
+    fit_viewport,
+    open_sessions,
+    press,
+    run_name,
+    runs_table,
+    server_pid,
     streamlit_server,
+    usage,
+    wait_rendered,
 )
-from tests.browser.test_browser_training import LAST_STEP, assert_no_exception, press
 
 pytestmark = pytest.mark.browser
 
 SESSIONS = 8
-SLOTS = 2                 # EXPLORER_MAX_JOBS: the server trains this many runs at once, the rest wait
-TINY = "cfg_d_model=16&cfg_d_ff=32&cfg_n_encoder_layers=1&cfg_n_decoder_layers=1&train_warmup=10"
-RUN_TIMEOUT_MS = 240_000  # eight runs on two slots of a busy 2-core machine
 MAX_RSS_MB = 2048
 # Streamlit 1.67 serves static files from AnyIO's thread pool, capped at 28 threads (its
 # ANYIO_STATIC_FILE_THREAD_TOKENS); a pool thread idle for 10 s exits.
 STATIC_POOL, STATIC_IDLE_S = 28, 10
-# Chromium would otherwise hand the Runs table's "Download as CSV" to a save dialog that never opens
-# headless; without the File System Access API it falls back to an ordinary download.
-PLAIN_DOWNLOADS = "delete Window.prototype.showSaveFilePicker; delete window.showSaveFilePicker;"
-# Keeps the page's websockets reachable, so a test can drop the connection as a network blip would.
-KEEP_SOCKETS = """(() => { const Native = window.WebSocket; window.__sockets = [];
-  window.WebSocket = class extends Native { constructor(...a) { super(...a); window.__sockets.push(this); } }; })();"""
 REGISTERED = ("[data-testid=stAlertContentInfo]:has-text('Waiting: position'), [data-testid=stMain] "
               "[data-testid=stProgress], [data-testid=stAlertContentSuccess]:has-text('Finished')")
-
-
-def run_name(seed: int) -> str:
-    return f"reversal-fast-preLN-d16-seed{seed}"  # ui.training_job.run_name for the default task
-
-
-# ------------------------------------------------------------------------------- the server's process
-def server_pid(url: str) -> int:
-    port = url.rsplit(":", 1)[1].encode()
-    for proc in Path("/proc").iterdir():
-        try:
-            args = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"streamlit" in b" ".join(args) and port in args:
-            return int(proc.name)
-    raise AssertionError(f"no streamlit process listens on {url}")
-
-
-def _family(pid: int) -> list[int]:
-    """pid and its descendants."""
-    children: dict[int, list[int]] = {}
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            ppid = int((proc / "stat").read_text().rsplit(")", 1)[1].split()[1])
-        except (OSError, ValueError, IndexError):
-            continue
-        children.setdefault(ppid, []).append(int(proc.name))
-    out, todo = [], [pid]
-    while todo:
-        out.append(todo.pop())
-        todo += children.get(out[-1], [])
-    return out
-
-
-def usage(pid: int) -> tuple[int, int]:
-    """(threads, resident MB) of the server and its children."""
-    threads = rss_kb = 0
-    for p in _family(pid):
-        try:
-            status = dict(line.split(":", 1) for line in Path(f"/proc/{p}/status").read_text().splitlines())
-        except OSError:
-            continue
-        threads += int(status["Threads"])
-        rss_kb += int(status.get("VmRSS", "0 kB").split()[0])
-    return threads, rss_kb // 1024
 
 
 def settled(pid: int, below: int, seconds: float) -> tuple[int, int]:
@@ -103,69 +52,11 @@ def settled(pid: int, below: int, seconds: float) -> tuple[int, int]:
     return now
 
 
-class Peak:
-    """Samples usage(pid) a few times a second in a thread (reads /proc only, never Playwright)."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid, self.threads, self.rss_mb = pid, 0, 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._sample, daemon=True)
-
-    def _sample(self) -> None:
-        while not self._stop.wait(0.25):
-            threads, rss = usage(self.pid)
-            self.threads, self.rss_mb = max(self.threads, threads), max(self.rss_mb, rss)
-
-    def __enter__(self):
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self._stop.set()
-        self._thread.join()
-
-
-# ------------------------------------------------------------------------------------------ pages
-def open_sessions(chromium, url: str, paths: list[str]):
-    """One browser context (a separate Streamlit session) per path, loaded together."""
-    contexts = [chromium.new_context(viewport={"width": WIDTH, "height": 900}) for _ in paths]
-    for context in contexts:
-        context.add_init_script(PLAIN_DOWNLOADS)
-        context.add_init_script(KEEP_SOCKETS)
-    try:
-        pages = [context.new_page() for context in contexts]
-        for page in pages:  # a renderer that dies closes the session's connection: say so if it happens
-            page.on("crash", lambda page=page: setattr(page, "crashed", True))
-            page.errors = []  # the page's uncaught errors and console errors, for a failure's message
-            page.on("pageerror", lambda err, page=page: page.errors.append(f"uncaught: {err}"))
-            page.on("console", lambda msg, page=page: msg.type == "error" and page.errors.append(
-                f"console: {msg.text[:500]}"))
-        for page, path in zip(pages, paths):
-            page.goto(f"{url}/{path}", wait_until="commit")
-        for page in pages:
-            _wait_rendered(page)
-    except BaseException:
-        for context in contexts:
-            context.close()
-        raise
-    return contexts, pages
-
-
-def runs_table(page) -> list[dict]:
-    """The Runs page's table, as its "Download as CSV" button hands it out."""
-    grid = page.locator("[data-testid=stDataFrame]").first
-    grid.hover()  # the toolbar shows on hover
-    with page.expect_download(timeout=30_000) as download:
-        grid.locator("button[aria-label='Download as CSV']").click()
-    with open(download.value.path(), encoding="utf-8-sig") as f:
-        return list(csv.DictReader(f))
-
-
 def open_runs(page) -> list[dict]:
     """Switch to the Runs page inside the same session (a fresh URL would start a new one)."""
     page.locator("[data-testid=stSidebarNav] a:has-text('Runs')").click()
     page.wait_for_selector("[data-testid=stMain] h1:has-text('Runs')", timeout=RUN_TIMEOUT_MS)
-    _wait_rendered(page)
+    wait_rendered(page)
     assert_no_exception(page)
     return runs_table(page)
 
@@ -188,17 +79,6 @@ def wait_shown(page, selector: str, shot: str) -> None:
                         "server then stopped the session's run as for a closed tab")
         pytest.fail(f"{shot} never showed {selector!r}; it shows {shown.all_inner_texts()}, connection "
                     f"{state[0]}, script {state[1]}")
-
-
-def saved_runs(runs_dir: Path) -> dict[str, dict]:
-    """Complete runs on disk (meta.json is written last), by folder name."""
-    out = {}
-    for meta in runs_dir.glob("*/meta.json"):
-        try:
-            out[meta.parent.name] = json.loads(meta.read_text())
-        except (OSError, ValueError):
-            continue  # being written
-    return out
 
 
 # ------------------------------------------------------------------------------------------ tests
@@ -239,7 +119,7 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
             assert all(0 < position <= SESSIONS - SLOTS for position in queued.values()), queued
 
             for i, page in enumerate(pages):  # each session shows its own run, nobody else's
-                _wait_rendered(page)
+                wait_rendered(page)
                 assert_no_exception(page)
                 page.wait_for_function(f"({LAST_STEP})() === {steps[i]}", timeout=RUN_TIMEOUT_MS)
                 sidebar = page.locator("[data-testid=stSidebar]").inner_text()
@@ -247,7 +127,7 @@ def test_a_class_of_eight_trains_at_once(tmp_path, chromium, monkeypatch):
                 assert not [n for n in names if n != names[i] and n in sidebar]
                 wait_shown(page, ".st-key-train_head input", f"head-{i}")
                 assert page.locator(".st-key-train_head input").first.input_value() == "Best match (follows the run)"
-            _fit_viewport(pages[-1])
+            fit_viewport(pages[-1])
             pages[-1].screenshot(path=str(SHOTS / "classroom-finished.png"), full_page=True)
             for i in (0, SESSIONS // 2, SESSIONS - 1):  # the shared gallery lists all, only its own as this session's
                 page = pages[i]

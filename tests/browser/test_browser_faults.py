@@ -7,17 +7,22 @@ import time
 
 import pytest
 
-from tests.browser.test_browser import SHOTS, _fit_viewport, _wait_rendered, streamlit_server
-from tests.browser.test_browser_classroom import (
+from tests.browser.helpers import (
+    LAST_STEP,
     RUN_TIMEOUT_MS,
+    SHOTS,
     SLOTS,
     TINY,
+    assert_no_exception,
+    fit_viewport,
     open_sessions,
+    press,
     run_name,
     runs_table,
     saved_runs,
+    streamlit_server,
+    wait_rendered,
 )
-from tests.browser.test_browser_training import LAST_STEP, assert_no_exception, press
 
 pytestmark = pytest.mark.browser
 
@@ -55,13 +60,13 @@ def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path,
             still_training(page)
 
             page.reload(wait_until="commit")   # a new session of the same browser (its owner cookie)
-            _wait_rendered(page)
+            wait_rendered(page)
             page.wait_for_selector(RUNNING, timeout=RUN_TIMEOUT_MS)
             still_training(page)
             assert "No run yet" not in page.locator("[data-testid=stMain]").inner_text()
             assert not saved_runs(runs_dir), "the reload stopped the run (a stopped run is saved)"
             other.reload()                      # another visitor: told of a run on the server, shown none
-            _wait_rendered(other)
+            wait_rendered(other)
             text = other.locator("[data-testid=stMain]").inner_text()
             assert "No run yet in this browser" in text and "Server: 1 training" in text
             assert other.locator(".st-key-train_stop button:visible").is_disabled()
@@ -93,7 +98,7 @@ def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path,
             meta = saved[name]
             assert meta["status"] == "stopped" and 0 < meta["steps"] < steps
             other.reload()  # a fresh rerun of the other session reads the pool: the slot is free
-            _wait_rendered(other)
+            wait_rendered(other)
             assert "Server: 0 training, 0 waiting" in other.locator("[data-testid=stMain]").inner_text()
         finally:
             for context in contexts:
@@ -111,7 +116,7 @@ def test_a_blip_keeps_the_run_a_closed_tab_stops_it_a_restart_keeps_it(tmp_path,
             assert_no_exception(model_page)
             sidebar = model_page.locator("[data-testid=stSidebar]").inner_text()
             assert f"{name} · Encoder–decoder · d_model 16" in sidebar
-            _fit_viewport(model_page)
+            fit_viewport(model_page)
             model_page.screenshot(path=str(SHOTS / "restart-attention.png"), full_page=True)
         finally:
             for context in contexts:

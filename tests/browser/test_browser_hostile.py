@@ -12,7 +12,7 @@ from explorer.store import runs
 from explorer.tasks import make_task
 from explorer.tasks.own_data import pairs_config
 from explorer.train_config import TrainConfig
-from tests.browser.test_browser import WIDTH, _wait_rendered
+from tests.browser.helpers import WIDTH, wait_rendered
 from tests.hostile import HOST, tsv
 from ui import models, owner
 
@@ -46,7 +46,7 @@ def test_hostile_link_and_tokens_render_as_text(chromium, server, server_dir, mo
         link = quote(f"1` [click](https://{HOST}) `")
         page.goto(f"{server}/attention?cfg_d_model={link}&{models.SOURCE}={quote('Trained run')}"
                   f"&{models.RUN}={name}")
-        _wait_rendered(page)
+        wait_rendered(page)
         assert page.locator("text=Part of this link was not used").count() == 1
         assert page.locator(f"[data-testid=stSidebar] >> text={name}").count() >= 1   # the tokens' model
         svg = page.evaluate(SVG_TEXT)
@@ -55,7 +55,7 @@ def test_hostile_link_and_tokens_render_as_text(chromium, server, server_dir, mo
         assert outside(page) == {"links": [], "images": []}
 
         page.goto(f"{server}/search?search_space_lr={quote(f'1e-4:1e-2:log` ![i](https://{HOST}/p.png)')}")
-        _wait_rendered(page)
+        wait_rendered(page)
         assert page.locator("text=This search does not work").count() == 1
         assert outside(page) == {"links": [], "images": []}
         page.wait_for_timeout(500)

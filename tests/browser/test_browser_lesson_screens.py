@@ -10,6 +10,7 @@ import pytest
 from explorer.figures.diagram import is_drawing
 from explorer.lessons import LESSONS
 from explorer.rooms.invite import CLASS_COMMAND
+from tests.browser.helpers import TIMEOUT_MS, wait_rendered
 from tests.browser.lesson_screens import (
     PHONE,
     PROJECTOR,
@@ -22,7 +23,6 @@ from tests.browser.lesson_screens import (
     step_shown,
     titles_past,
 )
-from tests.browser.test_browser import TIMEOUT_MS, _wait_rendered
 
 pytestmark = pytest.mark.browser
 SCROLL_DOWN = """() => { for (const sel of ['[data-testid=stMain]', '[data-testid=stAppViewContainer]'])
@@ -65,7 +65,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
             n = len(lesson.steps)
             teacher.goto(f"{server}/lessons?lesson={lesson.id}&step=1&present=1&teach=1")
             teacher.locator(".st-key-room_code").wait_for(timeout=TIMEOUT_MS)
-            _wait_rendered(teacher)
+            wait_rendered(teacher)
             code = teacher.locator(".st-key-room_code").inner_text().split()[-1]
             # this server listens on 127.0.0.1 only: one line says so, the Invite popover says how to fix it
             assert "Phones cannot open" in teacher.locator(".st-key-room_unreachable").inner_text()
@@ -76,7 +76,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                 teacher.keyboard.press("Escape")
             if not teacher.locator(".st-key-room_distribution input").is_checked():
                 teacher.locator(".st-key-room_distribution label").click()
-                _wait_rendered(teacher)
+                wait_rendered(teacher)
             student.goto(f"{server}/lessons?room={code}&present=1")
             for k, step in enumerate(lesson.steps, 1):
                 where = f"{lesson.id} step {k}"
@@ -98,7 +98,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
                     else:
                         student.locator(".st-key-lesson_choice input").fill("1")
                         student.locator(".st-key-lesson_choice input").press("Enter")
-                    _wait_rendered(student)
+                    wait_rendered(student)
                     click(student, "lesson_lock")
                     teacher.locator('[class*="st-key-room_dist_"] .main-svg').first.wait_for(timeout=TIMEOUT_MS)
                     on_teacher = boxes(teacher)
@@ -115,7 +115,7 @@ def test_every_question_fits_the_projector_in_a_room(server, chromium):
 
 
 # Two of the widest chart titles (explorer/figures/layout.py fit_title breaks them; the rest are checked
-# against its measure in tests/unit/test_lessons.py): RoPE's, without a mark to break at, and four heads'.
+# against its measure in tests/unit/lessons/test_lessons.py): RoPE's, without a mark to break at, and four heads'.
 LONG_TITLES = (("ch2", 4), ("lesson46", 1))
 
 
@@ -138,7 +138,7 @@ def test_every_diagram_keeps_its_text_in_its_boxes_on_a_phone(server, chromium):
             assert titles_past(page) == [], f"{lesson.id} step {k}"
         page.goto(f"{server}/architecture")   # the encoder-decoder, 10 units wide: it scrolls sideways
         page.locator('[class*="st-key-drawing_"] .js-plotly-plot').wait_for(timeout=TIMEOUT_MS)
-        _wait_rendered(page)
+        wait_rendered(page)
         shown += _readable(page, "the Architecture page", 12, fits_width=False)
         assert shown == len(steps) + 1
     finally:
@@ -155,11 +155,11 @@ def test_the_clicker_moves_steps_from_a_focused_radio_and_leaves_the_prediction(
         options = page.locator(".st-key-lesson_choice [data-testid=stRadioOption]")
         locked = options.first.inner_text().strip()
         options.first.click()   # picked and focused
-        _wait_rendered(page)
+        wait_rendered(page)
         click(page, "lesson_lock")
         _on_screen(boxes(page)["lesson_reveal"], "Reveal after the lock", f"ch2 step {k}")
         options.nth(1).click()   # another pick, focused, not locked
-        _wait_rendered(page)
+        wait_rendered(page)
         page.keyboard.press("ArrowRight")   # a radio would move its pick to the third choice
         step_shown(page, lesson.steps[k].title)
         assert says_step(page, k + 1, n) and f"step={k + 1}" in page.url
@@ -169,7 +169,7 @@ def test_the_clicker_moves_steps_from_a_focused_radio_and_leaves_the_prediction(
         assert checked.count() == 1   # the locked prediction, not one a key picked
         assert checked.evaluate("e => e.closest('[data-testid=stRadioOption]').innerText").strip() == locked
         page.locator(".st-key-lesson_choice [data-testid=stRadioOption]").nth(1).click()
-        _wait_rendered(page)
+        wait_rendered(page)
         page.keyboard.press("PageDown")
         step_shown(page, lesson.steps[k].title)
         assert f"step={k + 1}" in page.url

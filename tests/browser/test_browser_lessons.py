@@ -4,8 +4,7 @@ revealed (nothing of the answer on the page before the lock), and a step's shot 
 import pytest
 
 from explorer.lessons import LESSONS
-from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered
-from tests.browser.test_browser_presenter import MEASURE, PROJECTOR
+from tests.browser.helpers import GROWN, MEASURE, PROJECTOR, SHOTS, TIMEOUT_MS, wait_rendered
 
 pytestmark = pytest.mark.browser
 STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
@@ -14,7 +13,7 @@ STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
 def wait_step(page, k: int, n: int) -> None:
     page.wait_for_function(f"""() => [...document.querySelectorAll('{STEP_LABEL}')]
         .some(b => b.innerText === 'Step {k} of {n}')""", timeout=TIMEOUT_MS)
-    _wait_rendered(page)
+    wait_rendered(page)
 
 
 def test_a_lesson_walks_from_its_link_with_the_arrow_keys(server, chromium):
@@ -27,7 +26,7 @@ def test_a_lesson_walks_from_its_link_with_the_arrow_keys(server, chromium):
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{server}/lessons?lesson={lesson_id}&step=1")
-        _wait_rendered(page)
+        wait_rendered(page)
         for k in range(1, n + 1):
             wait_step(page, k, n)
             assert page.locator("[data-testid=stMain] h1").first.inner_text() == lesson.steps[k - 1].title
@@ -50,17 +49,17 @@ def test_a_question_shows_its_answer_only_after_the_lock(server, chromium):
     page = chromium.new_page(viewport={"width": 1280, "height": 720})
     try:
         page.goto(f"{server}/lessons?lesson={lesson_id}&step={k}")
-        _wait_rendered(page)
+        wait_rendered(page)
         result = page.locator(".st-key-lesson_result")
         assert result.count() == 0 and page.locator(".st-key-lesson_reveal button").is_disabled()
         page.locator(".st-key-lesson_choice [role=radiogroup] label").first.click()
-        _wait_rendered(page)
+        wait_rendered(page)
         page.locator(".st-key-lesson_lock button").click()
-        _wait_rendered(page)
+        wait_rendered(page)
         assert result.count() == 0   # locked, not yet revealed
         page.locator(".st-key-lesson_reveal button").click()
         result.wait_for(timeout=TIMEOUT_MS)
-        _wait_rendered(page)
+        wait_rendered(page)
         text = result.inner_text()
         assert "You predicted" in text and "Measured" in text
         SHOTS.mkdir(parents=True, exist_ok=True)
@@ -79,7 +78,7 @@ def test_a_step_on_the_projector_fits_one_screen_in_large_type(server, chromium,
     page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         page.goto(f"{server}/lessons?lesson={lesson_id}&step={k}&present=1")
-        _wait_rendered(page)
+        wait_rendered(page)
         page.wait_for_timeout(500)
         got = page.evaluate(MEASURE)
         assert got["body"] >= 20 and got["modebars"] == 0 and not got["sidebar"] and not got["cut"], got

@@ -8,8 +8,16 @@ import re
 
 import pytest
 
-from tests.browser.test_browser import SHOTS, WIDTH, _fit_viewport, _wait_rendered, streamlit_server
-from tests.browser.test_browser_training import RUN_TIMEOUT_MS, assert_no_exception, press
+from tests.browser.helpers import (
+    RUN_TIMEOUT_MS,
+    SHOTS,
+    WIDTH,
+    assert_no_exception,
+    fit_viewport,
+    press,
+    streamlit_server,
+    wait_rendered,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -21,14 +29,14 @@ SIDEBAR, MAIN = "[data-testid=stSidebar]", "[data-testid=stMain]"
 
 def goto(page, url: str) -> None:
     page.goto(url)
-    _wait_rendered(page)
+    wait_rendered(page)
     assert_no_exception(page)
 
 
 def settle(page) -> None:
     """Wait for the rerun an action started to end (the app state flips to running, then back)."""
     page.wait_for_timeout(400)
-    _wait_rendered(page)
+    wait_rendered(page)
 
 
 def nav(page, title: str) -> None:
@@ -42,7 +50,7 @@ def screenshots(page, name: str) -> None:
     """The whole page at 1440 px, and what a 1280x720 screen shows of it."""
     SHOTS.mkdir(parents=True, exist_ok=True)
     size = page.viewport_size
-    _fit_viewport(page)
+    fit_viewport(page)
     page.screenshot(path=str(SHOTS / f"{name}.png"), full_page=True)
     page.set_viewport_size({"width": 1280, "height": 720})
     page.wait_for_timeout(700)

@@ -4,33 +4,12 @@ off; screenshots in tests/screenshots/ (presenter-*.png) for a human to look at.
 
 import pytest
 
-from tests.browser.test_browser import GROWN, SHOTS, TIMEOUT_MS, _wait_rendered
+from tests.browser.helpers import GROWN, MEASURE, PROJECTOR, SHOTS, TIMEOUT_MS, wait_rendered
 
 pytestmark = pytest.mark.browser
 
 
-
-PROJECTOR = {"width": 1280, "height": 720}
 PHONE = {"width": 390, "height": 844}
-# What a viewer sees: the smallest body paragraph (widget labels aside), caption and tick label, the
-# modebars shown, the sidebar's width, the first chart's top, labels cut to an ellipsis.
-MEASURE = """() => {
-  const sizes = (sel, skip = null) => [...document.querySelectorAll(sel)]
-    .filter(e => e.getClientRects().length && !(skip && e.closest(skip)))
-    .map(e => parseFloat(getComputedStyle(e).fontSize));
-  const shown = e => e && getComputedStyle(e).display !== 'none' && e.getBoundingClientRect().width > 0;
-  const chart = document.querySelector('[data-testid=stPlotlyChart]');
-  return {
-    body: Math.min(...sizes('[data-testid=stMain] [data-testid=stMarkdown] p', '[data-testid=stCaptionContainer]')),
-    caption: Math.min(...sizes('[data-testid=stMain] [data-testid=stCaptionContainer]')),
-    ticks: Math.min(...sizes('.xtick text, .ytick text')),
-    modebars: [...document.querySelectorAll('.modebar')].filter(shown).length,
-    sidebar: shown(document.querySelector('[data-testid=stSidebar]')),
-    chartTop: chart.getBoundingClientRect().top,
-    cut: [...document.querySelectorAll('[data-testid=stMain] *')].filter(e => e.scrollWidth > e.clientWidth + 1
-      && getComputedStyle(e).textOverflow === 'ellipsis').map(e => e.innerText),
-    background: getComputedStyle(document.documentElement).filter,
-  }; }"""
 
 
 def _open(chromium, url, viewport):
@@ -38,7 +17,7 @@ def _open(chromium, url, viewport):
     errors = []
     page.on("pageerror", lambda error: errors.append(str(error)))
     page.goto(url)
-    _wait_rendered(page)
+    wait_rendered(page)
     page.wait_for_timeout(500)
     return page, errors
 
@@ -75,7 +54,7 @@ def test_the_corner_menu_turns_presenter_mode_off(server, chromium):
         page.locator(".st-key-present_menu button").first.click()
         page.locator(".st-key-present_toggle label").click()
         page.wait_for_function("() => !location.search.includes('present=1')", timeout=TIMEOUT_MS)
-        _wait_rendered(page)
+        wait_rendered(page)
         page.wait_for_selector("[data-testid=stSidebar] [data-testid=stRadio]", state="visible", timeout=TIMEOUT_MS)
         assert page.evaluate(MEASURE)["ticks"] < 14  # the figures as built again
         assert not errors, errors
@@ -115,7 +94,7 @@ def test_presenter_fonts_are_there_from_the_first_paint(server, chromium, path):
     page = context.new_page()
     try:
         page.goto(f"{server}/{path}")
-        _wait_rendered(page)
+        wait_rendered(page)
         page.wait_for_timeout(300)
         paints = page.evaluate("window.__paints")
         assert paints, "no frame drew a paragraph"

@@ -6,13 +6,18 @@ import re
 
 import pytest
 
-from tests.browser.test_browser import (
+from tests.browser.helpers import (
     GROWN,
+    LAST_STEP,
+    LOSS,
+    RUN_TIMEOUT_MS,
     SHOTS,
     WIDTH,
-    _fit_viewport,
-    _wait_rendered,
+    assert_no_exception,
+    fit_viewport,
+    press,
     streamlit_server,
+    wait_rendered,
 )
 
 pytestmark = pytest.mark.browser
@@ -22,16 +27,8 @@ pytestmark = pytest.mark.browser
 STEPS = 2000
 QUERY = (f"train_steps={STEPS}&train_warmup=20&cfg_d_model=32&cfg_d_ff=64&cfg_n_encoder_layers=1"
          "&cfg_n_decoder_layers=1")
-RUN_TIMEOUT_MS = 240_000
-LOSS = "document.querySelector('.st-key-train_loss_chart .js-plotly-plot')"
 LOSS_POINTS = f"""() => {{ const el = {LOSS};
                           return el && el._fullData && el._fullData.length ? el._fullData[0]._length : 0; }}"""
-LAST_STEP = f"""() => {{ const el = {LOSS}; if (!el || !el._fullData || !el._fullData.length) return 0;
-                        const t = el._fullData[0]; return t.x[t._length - 1]; }}"""
-
-
-def press(page, key: str) -> None:
-    page.locator(f".st-key-{key} button:visible").click()  # :visible skips Streamlit's hidden twin
 
 
 def step_shown(page) -> int:
@@ -40,18 +37,13 @@ def step_shown(page) -> int:
     return int(match.group(1).replace(",", ""))
 
 
-def assert_no_exception(page) -> None:
-    errors = page.locator("[data-testid=stException]")
-    assert errors.count() == 0, errors.first.inner_text()
-
-
 @pytest.fixture
 def train_page(tmp_path, chromium):  # noqa: F811 (the imported fixture)
     with streamlit_server(tmp_path) as url:
         page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
         try:
             page.goto(f"{url}/train?{QUERY}")
-            _wait_rendered(page)
+            wait_rendered(page)
             yield page
         finally:
             page.close()  # the session ends: its worker stops
@@ -78,14 +70,14 @@ def test_train_watch_the_curve_grow_stop_resume_and_finish(train_page):
     press(page, "train_resume")
     page.wait_for_selector(f"[data-testid=stAlertContentSuccess]:has-text('Finished {STEPS} steps')",
                            timeout=RUN_TIMEOUT_MS)
-    _wait_rendered(page)
+    wait_rendered(page)
     assert step_shown(page) == STEPS
     assert_no_exception(page)
     page.wait_for_function(f"({LAST_STEP})() === {STEPS}", timeout=RUN_TIMEOUT_MS)  # the curve reaches the end
     assert "Run finished" in page.locator("[data-testid=stSidebar]").inner_text()
     assert_no_exception(page)
     assert not page.evaluate(GROWN)  # every chart drawn once (see test_page_loads_in_chromium)
-    _fit_viewport(page)
+    fit_viewport(page)
     page.screenshot(path=str(SHOTS / "train-finished.png"), full_page=True)
 
     # The time-lapse replays in the browser: Play starts over from the first snapshot and walks the

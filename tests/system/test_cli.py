@@ -1,11 +1,7 @@
 """`python -m explorer train ...` end to end, in a subprocess with its own runs folder."""
 
 import math
-import os
 import signal
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -13,16 +9,7 @@ from explorer.cli import COMMANDS, main
 from explorer.cli import train as cli
 from explorer.jobs import budget
 from explorer.store.runs import list_runs, load_run
-
-REPO = Path(__file__).resolve().parents[2]
-TINY = ["--d-model", "16", "--n-heads", "2", "--layers", "1", "--d-ff", "32", "--batch-size", "8",
-        "--eval-examples", "10"]
-
-
-def explorer(args, runs, **kw):
-    env = {**os.environ, "EXPLORER_RUNS_DIR": str(runs), "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "explorer", *args], cwd=REPO, env=env, capture_output=True,
-                          text=True, timeout=120, **kw)
+from tests.system.helpers import TINY, explorer
 
 
 def test_train_writes_a_loadable_run(tmp_path, monkeypatch):

@@ -11,7 +11,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.experiments import base
-from tests.system.test_cli import REPO, TINY
+from tests.system.helpers import REPO, TINY
 
 MEMORY = 1536 * 2**20   # 1.5 GB of address space: reading /dev/urandom whole would die of MemoryError
 

@@ -7,7 +7,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.store.runs import open_for_resume, run_info
-from tests.system.test_cli import TINY, explorer
+from tests.system.helpers import TINY, explorer
 
 PAIRS = "".join(f"{a} {b}\t{b} {a}\n" for a in "pqrs" for b in "tuvw")
 TEXT = "A teacher pastes a text, and the model learns its characters one by one. " * 10

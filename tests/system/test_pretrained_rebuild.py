@@ -14,7 +14,7 @@ from explorer.config import ModelConfig
 from explorer.store import checkpoints
 from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained
 from explorer.store.shipped import DEFAULT_MODEL, KERNELS, read_manifest
-from tests.unit.test_pretrained import BY_NAME, MANIFEST
+from tests.unit.helpers import BY_NAME, MANIFEST
 
 
 def test_rebuilding_reproduces_the_shipped_weights_bit_for_bit(tmp_path, monkeypatch):

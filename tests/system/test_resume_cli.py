@@ -8,7 +8,7 @@ import pytest
 
 from explorer.store import runs
 from explorer.tasks import make_task
-from tests.unit.test_resume import TASK, interrupted
+from tests.unit.helpers import TASK, interrupted
 
 ROOT = Path(__file__).resolve().parents[2]
 

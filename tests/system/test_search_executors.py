@@ -38,7 +38,7 @@ SPEC = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log", "d_model=16,3
                   metric="val_loss", sampler="random", seed=3, storage="memory")   # what ARGS ask for
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
@@ -58,7 +58,7 @@ def ray_head(tmp_path_factory):
     raylet, GCS and workers go with it)."""
     pytest.importorskip("ray", reason="ray is in requirements-dev.txt")
     ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
-    port, temp = _free_port(), tmp_path_factory.mktemp("ray")
+    port, temp = free_port(), tmp_path_factory.mktemp("ray")
     log = open(temp / "head.log", "w")  # noqa: SIM115 - open for the head's whole life
     head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", str(port), "--node-ip-address",
                              "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",

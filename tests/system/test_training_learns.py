@@ -5,7 +5,7 @@ import pytest
 from explorer.model import build_model
 from explorer.tasks import make_task
 from explorer.training import train_steps
-from tests.unit.test_training import FAST, FAST_TRAIN
+from tests.unit.helpers import FAST, FAST_TRAIN
 
 
 @pytest.mark.slow

@@ -233,3 +233,17 @@ def test_explorer_keeps_at_most_15_files_flat():
     """Everything else lives in the subpackage of its responsibility (CONTRIBUTING.md, "The tree")."""
     flat = sorted(p.name for p in (ROOT / PACKAGE).glob("*.py"))
     assert len(flat) <= 15, flat
+
+
+def test_no_test_module_imports_another():
+    """What tests share lives in non-test modules (tests/<tier>/helpers.py, a folder's samples.py, conftest
+    fixtures): a test module imported by another would run its tests' imports and couple the two."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names] if \
+                isinstance(node, ast.ImportFrom) else []
+            if any(part.startswith("test_") for name in names for part in name.split(".")):
+                offenders.append(f"{path.relative_to(ROOT)} (line {node.lineno}) imports {', '.join(names)}")
+    assert not offenders, "\n".join(offenders)

@@ -7,12 +7,12 @@ import torch
 from torch import nn
 
 from explorer.analysis.equivalence import from_torch
-from explorer.config import ModelConfig
+from explorer.config import POS_ENCODINGS, ModelConfig
 from explorer.inspect import capture
 from explorer.model import DecoderBlock, EncoderBlock, MultiHeadAttention, build_model, init_weights
 
 TOL = 1e-5
-PES = ("sinusoidal", "learned", "rope", "alibi", "none")
+PES = POS_ENCODINGS  # every registered encoding
 NORMS = ("pre", "post")
 
 

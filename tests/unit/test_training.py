@@ -143,12 +143,6 @@ def test_a_single_batch_is_overfitted(reversal):
     assert recs[-1].token_acc == 1.0 and recs[-1].seq_acc == 1.0
 
 
-# Reversal-fast: 1 layer each side, d_model 64, 300 steps at lr 5e-3 gives >= 0.99 for seeds 0-4
-# (250 steps dipped to 0.94 for one seed); about 8 s on one loaded core.
-FAST = ModelConfig(d_model=64, n_heads=4, n_encoder_layers=1, n_decoder_layers=1, d_ff=256)
-FAST_TRAIN = TrainConfig(steps=300, batch_size=64, lr=5e-3, warmup=30, eval_every=0, eval_examples=500)
-
-
 # ---------------------------------------------------------------------------------------------
 # Determinism, resume, divergence
 # ---------------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ from explorer.figures.attention import (
     attention_mosaic,
     mosaic_layout,
 )
-from tests.unit.figure_samples import TOKS, _heatmaps, _pattern, _softmax
+from tests.unit.figures.samples import TOKS, _heatmaps, _pattern, _softmax
 
 
 def test_attention_heatmap_axes_values_and_scale():

@@ -7,7 +7,7 @@ import pytest
 
 from explorer.config import ModelConfig
 from explorer.tasks import TASK_PRESETS, TaskConfig, make_task
-from tests.unit.task_helpers import task
+from tests.unit.tasks.samples import task
 
 
 @pytest.mark.parametrize("changes, field", [

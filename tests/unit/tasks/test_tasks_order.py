@@ -7,7 +7,7 @@ import torch
 
 from explorer.config import CLASSROOM_PRESETS, ModelConfig
 from explorer.tasks import SPECIALS, TASK_PRESETS, TaskConfig, make_task
-from tests.unit.task_helpers import rows_of, task
+from tests.unit.tasks.samples import rows_of, task
 
 
 @pytest.mark.parametrize("cfg", [TASK_PRESETS["order"], TaskConfig("order", 3, 5, 5, n_train=301, n_val=51)])

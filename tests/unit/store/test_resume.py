@@ -5,42 +5,20 @@ from pathlib import Path
 import pytest
 import torch
 
-from explorer.config import ModelConfig
 from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
 from explorer.store import runs
 from explorer.store.resume import can_resume
-from explorer.tasks import TaskConfig, make_task
-from explorer.train_config import TrainConfig
-from explorer.training import new_state, train_steps
+from explorer.tasks import make_task
+from explorer.training import train_steps
+from tests.unit.helpers import MODEL, TASK, TRAIN, interrupted
 
-ROOT = Path(__file__).resolve().parents[2]
-TASK = TaskConfig("reversal", n_symbols=6, min_len=3, max_len=5, n_train=300, n_val=20)
-# dropout and clipping on, warmup and cosine decay under way at the cut: everything that must carry over
-MODEL = ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32, dropout=0.1)
-TRAIN = TrainConfig(steps=14, batch_size=8, lr=3e-3, warmup=6, eval_every=4, eval_examples=8, grad_clip=0.5,
-                    snapshot_every=0, seed=3, batching="by-length")
-
-
-@pytest.fixture
-def task():
-    return make_task(TASK)
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def straight(task):
     model = build_model(task.model_config(MODEL), seed=TRAIN.seed)
     return model, list(train_steps(model, task, TRAIN))
-
-
-def interrupted(task, at: int, name: str = "cut") -> str:
-    """Train `at` steps, stop, save with the state to resume from."""
-    model = build_model(task.model_config(MODEL), seed=TRAIN.seed)
-    state = new_state(model, task, TRAIN)
-    steps = train_steps(model, task, TRAIN, state)
-    for _ in range(at):
-        next(steps)
-    steps.close()
-    return runs.save_run(name, model, task.cfg, TRAIN, state.history, state=state).name
 
 
 def same(a, b) -> bool:
@@ -62,6 +40,12 @@ def test_a_run_resumed_from_disk_continues_bit_for_bit(task, at):
     assert same(model, reference)
     assert numbers(state.history) == numbers(history)  # the saved steps and the new ones
     assert len(rest) == TRAIN.steps - at
+
+
+@pytest.fixture
+def task():
+    return make_task(TASK)
+
 
 
 def test_a_job_from_disk_resumes_as_a_run_of_its_own_and_keeps_the_source(task):

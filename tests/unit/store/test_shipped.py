@@ -10,7 +10,7 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.evaluation import evaluate
-from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained, pretrained_manifest
+from explorer.store.checkpoints import PRETRAINED_DIR, load_pretrained
 from explorer.store.shipped import (
     DEFAULT_MODEL,
     FRESH_EXAMPLES,
@@ -21,9 +21,8 @@ from explorer.store.shipped import (
 )
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
+from tests.unit.helpers import BY_NAME, MANIFEST
 
-MANIFEST = pretrained_manifest()
-BY_NAME = {e["name"]: e for e in MANIFEST}
 # The issue's floors: a recipe may be stricter, never looser.
 ISSUE_FLOOR = {"reversal-fast": ("min", 0.99), "reversal-fast-postln": ("min", 0.99),
                "reversal-fast-learned": ("min", 0.99), "reversal-fast-rope": ("min", 0.99),

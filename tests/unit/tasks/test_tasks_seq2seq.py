@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from explorer.tasks import BOS, EOS, PAD, SPECIALS, TASK_PRESETS, Batch, TaskConfig, make_task
-from tests.unit.task_helpers import SEQ2SEQ, rows_of, task, unpad
+from tests.unit.tasks.samples import SEQ2SEQ, rows_of, task, unpad
 
 
 @pytest.mark.parametrize("name", SEQ2SEQ)

@@ -8,7 +8,7 @@ import torch
 
 from explorer.config import CLASSROOM_PRESETS, ModelConfig
 from explorer.tasks import PAD, SPECIALS, TASK_PRESETS, TASKS, TaskConfig, make_task
-from tests.unit.task_helpers import PRESETS, rows_of, task, tensors
+from tests.unit.tasks.samples import PRESETS, rows_of, task, tensors
 
 
 def test_required_presets_exist():

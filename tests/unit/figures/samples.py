@@ -1,5 +1,6 @@
 """Small deterministic inputs for the figure tests, and one of every figure (`_all_figures`), which
-tests/unit/test_figures_style.py checks for the house style and tests/unit/test_projector.py restyles."""
+tests/unit/figures/test_figures_style.py checks for the house style and tests/unit/figures/test_projector.py
+restyles."""
 
 from __future__ import annotations
 

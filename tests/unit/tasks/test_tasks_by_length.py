@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from explorer.tasks import PAD
-from tests.unit.task_helpers import SEQ2SEQ, task, tensors
+from tests.unit.tasks.samples import SEQ2SEQ, task, tensors
 
 
 @pytest.mark.parametrize("name", SEQ2SEQ)

@@ -7,7 +7,7 @@ import torch
 
 from explorer.tasks import SPECIALS, TASK_PRESETS, make_task
 from explorer.tasks.corpus import CORPUS
-from tests.unit.task_helpers import task
+from tests.unit.tasks.samples import task
 
 
 def test_char_lm_windows_come_from_disjoint_parts_of_the_text():

@@ -17,7 +17,7 @@ from explorer.experiments.runner import CODE_VERSION, cache_key
 from explorer.search.study import SearchSpec
 from explorer.search.trial import configs
 from explorer.tasks import presets
-from tests.unit.test_own_data import number_words
+from tests.unit.helpers import number_words
 
 PAIRS = number_words(120)
 TAKES = ["label-smoothing", "decoding", "attn-scale", "d-head", "sweep"]

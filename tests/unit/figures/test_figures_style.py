@@ -25,7 +25,7 @@ from explorer.figures.layout import (
     text_px,
 )
 from explorer.figures.results import sweep_heatmap
-from tests.unit.figure_samples import TOKS, _all_figures, _pattern
+from tests.unit.figures.samples import TOKS, _all_figures, _pattern
 
 # ------------------------------------------------------------------------------ every figure
 

@@ -4,8 +4,6 @@ character LM whose unknown characters are named."""
 
 from __future__ import annotations
 
-import random
-
 import pytest
 import torch
 
@@ -16,20 +14,7 @@ from explorer.tasks.own_data import DataError, pairs_config, parse_pairs
 from explorer.tasks.presets import text_config
 from explorer.train_config import TrainConfig
 from explorer.training import train_steps
-
-WORDS = "zero one two three four five six seven eight nine".split()
-
-
-def number_words(n: int = 300, seed: int = 0) -> str:
-    """'three one four<TAB>3 1 4' lines: distinct sources of 1-4 number words."""
-    rng, seen, lines = random.Random(seed), set(), []
-    while len(lines) < n:
-        xs = tuple(rng.randrange(10) for _ in range(rng.randint(1, 4)))
-        if xs not in seen:
-            seen.add(xs)
-            lines.append(" ".join(WORDS[x] for x in xs) + "\t" + " ".join(map(str, xs)))
-    return "\n".join(lines) + "\n"
-
+from tests.unit.helpers import WORDS, number_words
 
 GOOD = "a b\tB A\n" * 3 + "h\tH\n" + "".join(f"{x} {y}\t{y.upper()} {x.upper()}\n" for x in "cde" for y in "fg")
 

@@ -7,7 +7,7 @@ from explorer.figures.architecture import architecture_diagram, block_diagram
 from explorer.figures.attention import attention_heatmap, attention_mosaic, z_slider
 from explorer.figures.layout import figure
 from explorer.figures.projector import DARK_BG, DARK_TEXT, DRAWING, LABEL_PX, TICK_PX, TITLE_PX, for_projector
-from tests.unit.figure_samples import _all_figures
+from tests.unit.figures.samples import _all_figures
 
 TOKS = list("abcde")
 

@@ -1,0 +1,114 @@
+"""The rooms' SQLite file: a restart, two servers at once, WAL, migrations from older releases, where it lives."""
+
+import shutil
+import sqlite3
+import sys
+import threading
+import types
+
+import pytest
+
+from explorer import rooms as R
+from explorer.rooms import RoomError, Rooms
+from explorer.rooms import db as rooms_db
+from tests.unit.rooms.samples import DATA, TEACHER, seat
+
+
+def test_a_server_restart_keeps_room_step_and_predictions(tmp_path, clock):
+    path = tmp_path / "rooms.sqlite"
+    first = Rooms(path, clock=clock)
+    code, teacher = first.create("lesson46", 0, TEACHER), TEACHER
+    first.join(code, seat(0), "Ada")
+    first.move(code, teacher, "lesson46", 4)
+    first.predict(code, seat(0), "lesson46", 4, 0.75)
+    first.close()
+    again = Rooms(path, clock=clock)
+    state = again.state(code)
+    assert (state.lesson, state.step, state.closed) == ("lesson46", 4, False)
+    assert again.prediction(code, seat(0), "lesson46", 4) == 0.75 and again.is_teacher(code, teacher)
+    assert again.names(code, teacher) == ["Ada"]
+    again.close()
+
+
+def test_two_servers_writing_at_once_lose_nothing(tmp_path, clock):
+    path = tmp_path / "rooms.sqlite"
+    servers = [Rooms(path, clock=clock), Rooms(path, clock=clock)]
+    code, teacher = servers[0].create("ch2", 0, TEACHER), TEACHER
+    v = servers[0].version(code)
+    errors = []
+
+    def work(server, first):
+        try:
+            for n in range(first, first + 15):
+                server.join(code, seat(n))
+                server.predict(code, seat(n), "ch2", 0, n % 4)
+                server.show_distribution(code, teacher, n % 2 == 0)
+        except Exception as e:   # noqa: BLE001 - the test reports any escape
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(servers[i % 2], 15 * i)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == []
+    assert servers[1].count(code, "ch2", 0) == (60, 60)
+    assert servers[0].version(code) == v + 60 and servers[1].state(code).tally == 120
+    assert sum(servers[1].distribution(code, "ch2", 0, teacher).values()) == 60
+    for server in servers:
+        server.close()
+
+
+def test_the_file_is_wal_and_an_old_file_migrates(tmp_path, clock):
+    path = tmp_path / "rooms.sqlite"
+    old = sqlite3.connect(path)                  # a v1 file: the first schema, one room in it
+    for statement in rooms_db.MIGRATIONS[0]:
+        old.execute(statement)
+    old.execute("INSERT INTO rooms (code, teacher_hash, lesson, step, created, touched) VALUES (?, ?, ?, ?, ?, ?)",
+                ("ABCDEFG", R._hash("k" * 32), "ch2", 2, clock.now, clock.now))
+    old.execute("PRAGMA user_version = 1")
+    old.commit()
+    old.close()
+    db = Rooms(path, clock=clock)
+    assert db.state("ABCDEFG").step == 2 and db.join("ABCDEFG", seat(0)).room == "ABCDEFG"
+    with pytest.raises(RoomError, match="does not teach"):   # its key lived in URLs: it teaches nothing now
+        db.claim("ABCDEFG", "k" * 32, R.new_id())
+    check = sqlite3.connect(path)
+    assert check.execute("PRAGMA user_version").fetchone()[0] == rooms_db.SCHEMA_VERSION
+    assert check.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert check.execute("SELECT teacher_hash FROM rooms").fetchall() == [("",)]
+    check.execute(f"PRAGMA user_version = {rooms_db.SCHEMA_VERSION + 1}")
+    check.close()
+    db.close()
+    with pytest.raises(RoomError, match="newer version"):
+        Rooms(path, clock=clock)
+    empty = Rooms(tmp_path / "empty.sqlite", clock=clock)   # user_version 0, no tables
+    assert empty.state(empty.create("ch2", 0, TEACHER)) is not None
+    empty.close()
+
+
+def test_a_file_written_by_the_previous_release_upgrades_with_its_class(tmp_path, clock):
+    """tests/unit/data/rooms_v2.sqlite was written by the release before this schema (teacher keys in URLs):
+    room X4QYMC8 on module6 step 2, Ada and Bo seated, step 1 revealed, their predictions locked."""
+    path = tmp_path / "rooms.sqlite"
+    shutil.copy(DATA / "rooms_v2.sqlite", path)
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == 2
+    db = Rooms(path, clock=clock)
+    code = "X4QYMC8"
+    state = db.state(code)
+    assert (state.lesson, state.step, state.closed, state.revealed) == ("module6", 2, False, False)
+    assert db.revealed(code, "module6", 1) and db.distribution(code, "module6", 1) == {0: 1, 2: 1}
+    assert db.prediction(code, "student-0000", "module6", 2) == 1 and db.count(code, "module6", 2) == (1, 2)
+    assert not db.is_teacher(code, "Us6lg90Wn1mxLTSLecsDL4giqhGiGdZk")   # the old URL's key: no authority
+    db.predict(code, "student-0001", "module6", 2, 0)                       # the class goes on
+    new = db.create("module6", 0, TEACHER)                                  # and new rooms work beside it
+    assert db.is_teacher(new, TEACHER) and not db.is_teacher(code, TEACHER)
+    db.close()
+
+
+def test_default_file_lives_under_the_runs_folder(tmp_path, monkeypatch):
+    # a stand-in for explorer.store.runs, which imports torch: seconds this test does not need
+    monkeypatch.setitem(sys.modules, "explorer.store.runs", types.SimpleNamespace(runs_dir=lambda: tmp_path))
+    db = Rooms()
+    assert db.path == str(tmp_path / "rooms.sqlite")
+    db.close()
