@@ -17,6 +17,9 @@ Import the module a figure lives in; this package re-exports nothing.
     curves        line_chart (with mean ± std bands), training_curves (metrics of runs by step)
     results       sweep_heatmap (a two-parameter grid), bar_with_error (mean ± std against a prediction)
     search        optimization_history, parallel_coordinates, importance_bars (a study's trial rows)
-    architecture  architecture_diagram (explorer/figures/diagram.py), param_breakdown
+    architecture  architecture_diagram (drawn by diagram), param_breakdown
+    diagram       the block diagram of a ModelConfig, its boxes sized to hold their text
+    timelapse     timelapse_figure: a run's attention snapshots on a z_slider, step by step
+    interpret     ablation_heatmap, parts_bars, lens_heatmap, patching_heatmap: Inside the model's views
     projector     for_projector: any figure with a projector's larger text and, for dim rooms, dark
 """

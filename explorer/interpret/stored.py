@@ -4,7 +4,8 @@ computed (every head, sublayer and FFN of reversal-fast knocked out takes ~10 s 
     python -m explorer interpret ablate --model NAME --store      # pretrained/ablation/NAME.json, both modes
 
 A table is used only for the weights it was computed from (`analysis.views.fingerprint`) and the same number of
-validation examples; tests/unit/interpret/test_interpret.py checks every shipped model has one and recomputes some.
+validation examples; tests/unit/interpret/test_interpret_stored.py checks every shipped model has one and
+recomputes some.
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """The server-wide slot pool: at most MAX_CONCURRENT_JOBS jobs train at once, the others wait in a
-FIFO queue. Every kind of job shares it (jobs.TrainingJob, experiment_job.ExperimentJob):
+FIFO queue. Every kind of job shares it (explorer.jobs.base.Job: TrainingJob, ExperimentJob):
 
     pool = slot_pool()
     pool.enqueue(job)                  # may grant a slot at once: the pool calls job._granted()
@@ -47,7 +47,7 @@ def background_priority() -> None:
 
 
 class SlotHolder(Protocol):
-    """What the pool asks of a job (a TrainingJob, an experiment_job.ExperimentJob): the pool calls
+    """What the pool asks of a job (a TrainingJob, an ExperimentJob: explorer/jobs/base.py): the pool calls
     `_granted()`, holding its own lock, when the job gets its slot."""
 
     def _granted(self) -> None: ...

@@ -1,5 +1,5 @@
 """What a room accepts before any SQL runs: a room code, a nickname, a seat or tab id, a lesson step,
-a prediction. Each check raises RoomError with what is wrong and what to do (explorer/rooms.py uses them)."""
+a prediction. Each check raises RoomError with what is wrong and what to do (explorer/rooms/__init__.py uses them)."""
 
 from __future__ import annotations
 

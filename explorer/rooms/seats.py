@@ -1,4 +1,4 @@
-"""The students' side of a room (explorer/rooms.py): a seat per browser, predictions locked per step, and
+"""The students' side of a room (explorer/rooms/__init__.py): a seat per browser, predictions locked per step, and
 the class's anonymous counts. `Seats` is a part of `Rooms`: it uses the room rows and the write transaction
 that `Rooms` and `explorer.rooms.db.Database` define."""
 

@@ -25,7 +25,8 @@ from explorer.tasks.base import (
 )
 from explorer.tasks.corpus import CORPUS
 
-# Each task class registers its name as it is defined, so this order is the order every message lists.
+# Each task class registers its name as it is defined, so this order is (nearly) the order messages list
+# them in: charlm imports own_data, so pairs comes before char-lm.
 # isort: off
 from explorer.tasks.seq2seq import Copy, Reversal, Sort
 from explorer.tasks.order import Order, OrderVectors

@@ -1,4 +1,4 @@
-"""Shared pieces of every toy task: token ids, TaskConfig and its presets, Batch and the Task base class.
+"""Shared pieces of every toy task: token ids, TaskConfig, Batch and the Task base class with the TASKS it registers.
 
 One frozen `TaskConfig` gives one `Task` whose `train` and `val` splits are whole tensors; the same
 config always gives identical tensors (numpy and torch generators seeded from `cfg.seed`).

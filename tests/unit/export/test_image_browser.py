@@ -1,6 +1,6 @@
 """The kept-alive image browser's bookkeeping, with a stand-in for kaleido's browser (no Chromium): started
 lazily, reused, replaced when dead, one retry in a new browser, then a message; callers serialized (the real
-browser: tests/system/test_image_browser.py)."""
+browser: tests/system/test_image_browser_chromium.py)."""
 
 import threading
 import time
