@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from explorer.lessons import LESSONS
+from explorer.lessons import all_lessons, find_lesson
 from ui import frame, lesson_nav, lesson_question, menu, presenter, room
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
@@ -14,7 +14,7 @@ def step_view(lesson_id: str, index: int, values: tuple):
     everyone and never changed (figures are drawn, never edited), so shared as it is: unpickling a
     figure from st.cache_data cost a room's students more than the rest of a rerun (bench/README.md,
     "A class in one room under load")."""
-    view = LESSONS[lesson_id].steps[index].view
+    view = find_lesson(lesson_id).steps[index].view
     return view(dict(values)) if view is not None else None
 
 
@@ -23,7 +23,8 @@ def choose() -> None:
     st.markdown("Three paths through the seed texts, one idea per screen. On a question, lock in a prediction "
                 "first: the measurement appears only after that.")
     lesson_nav.say_problem()
-    for column, lesson in zip(st.columns(len(LESSONS)), LESSONS.values()):
+    lessons = all_lessons()
+    for column, lesson in zip(st.columns(len(lessons)), lessons.values()):
         with column.container(border=True):
             st.subheader(lesson.title)
             st.caption(f"{lesson.source} · {len(lesson.steps)} steps · "

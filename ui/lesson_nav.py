@@ -10,7 +10,7 @@ from __future__ import annotations
 import streamlit as st
 import streamlit.components.v2 as components
 
-from explorer.lessons import LESSONS, Lesson, Step
+from explorer.lessons import Lesson, Step, all_lessons, find_lesson
 from explorer.quoting import md
 from ui import presenter
 
@@ -91,10 +91,10 @@ def where() -> tuple[Lesson | None, int]:
     lesson_id = st.query_params.get(LESSON)
     if lesson_id is None:
         return None, 0
-    lesson = LESSONS.get(lesson_id)
+    lesson = find_lesson(lesson_id)
     if lesson is None:
         st.session_state[PROBLEM] = (f"There is no lesson {md(lesson_id, 40)}. The lessons are "
-                                     f"{', '.join(f'`{k}`' for k in LESSONS)}: pick one below.")
+                                     f"{', '.join(f'`{k}`' for k in all_lessons())}: pick one below.")
         del st.query_params[LESSON]
         return None, 0
     text, n = st.query_params.get(STEP, "1"), len(lesson.steps)

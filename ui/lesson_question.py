@@ -16,7 +16,7 @@ import streamlit as st
 from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
 from explorer.figures.architecture import param_breakdown
-from explorer.lessons import LESSONS, Lesson, Question, Reveal, View, in_students_words
+from explorer.lessons import Lesson, Question, Reveal, View, find_lesson, in_students_words
 from explorer.lessons.score import class_right, tally
 from explorer.rooms import RoomError
 from ui import experiment_job, owner, presenter, room, widgets
@@ -50,7 +50,7 @@ def _on_lock(here: tuple[str, int], seat: room.Seat | None) -> None:
     if value is None:
         return
     if seat is not None:   # a student in a room: the room keeps it (and may refuse: too fast, revealed)
-        refused = room.predict(seat, LESSONS[here[0]], here[1], value)
+        refused = room.predict(seat, find_lesson(here[0]), here[1], value)
         if refused:
             st.session_state[REFUSED] = refused
             return
@@ -85,7 +85,7 @@ def plain_reveal(lesson_id: str, index: int) -> Reveal:
     """A reveal computed without an experiment: the same for every student and never changed, so a room's
     reveal computes it once and shares it unpickled, as pages/lessons.py `step_view` (bench/README.md,
     "A class in one room under load")."""
-    return LESSONS[lesson_id].steps[index].question.reveal(None)
+    return find_lesson(lesson_id).steps[index].question.reveal(None)
 
 
 def arrive(lesson: Lesson, index: int, seat: room.Seat | None = None) -> None:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import streamlit as st
 
-from explorer.lessons import LESSONS, Lesson, Question
+from explorer.lessons import Lesson, Question, find_lesson
 from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
 from explorer.store.runs import runs_dir, safe_name
@@ -85,7 +85,7 @@ class Seat:
         return self.teacher and self.holds
 
     def lesson(self) -> Lesson:
-        return LESSONS[self.state.lesson]
+        return find_lesson(self.state.lesson)
 
 
 def member_id() -> str:
@@ -100,7 +100,7 @@ def _alone(lesson_id: str | None, step: int | None) -> None:
     """Leave the room and go on with its lesson, at its step, by oneself."""
     for param in (ROOM, NAME, TEACH):
         st.query_params.pop(param, None)
-    if lesson_id in LESSONS:
+    if find_lesson(lesson_id) is not None:
         st.query_params["lesson"], st.query_params["step"] = lesson_id, str((step or 0) + 1)
 
 

@@ -26,7 +26,17 @@ from explorer.lessons.base import (
            in_students_words,
 )
 
-LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}
+LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}   # the shipped ones
 
-__all__ = ["LESSONS", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS",
+
+def all_lessons() -> dict[str, Lesson]:
+    """Every lesson a link can open, by id: the shipped ones first."""
+    return dict(LESSONS)
+
+
+def find_lesson(lesson_id) -> Lesson | None:
+    """The lesson a link's `lesson=` names, or None."""
+    return all_lessons().get(lesson_id) if isinstance(lesson_id, str) else None
+
+__all__ = ["LESSONS", "all_lessons", "find_lesson", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS",
            "in_students_words"]
