@@ -38,5 +38,6 @@ def find_lesson(lesson_id) -> Lesson | None:
     """The lesson a link's `lesson=` names, or None."""
     return all_lessons().get(lesson_id) if isinstance(lesson_id, str) else None
 
-__all__ = ["LESSONS", "all_lessons", "find_lesson", "Lesson", "Step", "Question", "Reveal", "View", "Control", "SeedCheck", "SHIPPED_RESULTS",
-           "in_students_words"]
+
+__all__ = ["LESSONS", "all_lessons", "find_lesson", "Lesson", "Step", "Question", "Reveal", "View", "Control",
+           "SeedCheck", "SHIPPED_RESULTS", "in_students_words"]

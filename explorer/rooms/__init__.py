@@ -16,8 +16,9 @@ Who is who, without logins:
   until it takes over (a tab just opened or reloaded does so at once) or the holder is silent for HOLDER_S.
 
 Students poll `version(code)`, which changes on every change they must see (move, reveal, the
-distribution toggle, close, expiry), and re-read `state(code)` only then; `tally` in the state changes
-on joins and locks, for the teacher's live count. Nicknames are stored as plain text: markup is kept
+distribution toggle, pause, countdown, a question asked again, a hidden reveal, close, expiry), and
+re-read `state(code)` only then; `tally` in the state changes on joins and locks, for the teacher's live
+count. Nicknames are stored as plain text: markup is kept
 literally, so the UI must render them as text, never as markdown or HTML.
 """
 
@@ -26,6 +27,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import math
+import os
 import secrets
 import sqlite3
 import threading
@@ -34,6 +36,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from explorer.rooms.conduct import COUNTDOWNS_S, MAX_COUNTDOWN_S, MIN_COUNTDOWN_S, Conduct  # noqa: F401
 from explorer.rooms.db import Database, RoomError
 from explorer.rooms.input import (  # noqa: F401
     ALPHABET,
@@ -46,11 +49,14 @@ from explorer.rooms.input import (  # noqa: F401
     normalise_code,
     sanitise_nickname,
 )
+from explorer.rooms.results import Answer, Results, RoomSummary  # noqa: F401
 from explorer.rooms.seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
-RETAIN_S = 7 * 86_400.0    # a room idle for a week is deleted with its members and predictions
+RETAIN_DAYS = 30           # a room idle this many days is deleted with its members and predictions;
+ROOM_DAYS = "EXPLORER_ROOM_DAYS"   # ... or as many as this says (a contract), from 1 to MAX_RETAIN_DAYS
+MAX_RETAIN_DAYS = 3650
 HOLDER_S = 10.0            # a teacher tab silent this long (it beats every second) loses the room to another
                            # teacher tab's heartbeat (a tab just opened or reloaded takes it over at once)
 MAX_OPEN_ROOMS = 500
@@ -72,6 +78,9 @@ class RoomState:
     expired: bool            # closed because nobody wrote to it for IDLE_S
     created: float
     touched: float
+    paused: bool = False             # students' screens say "eyes on the teacher"
+    deadline: float | None = None    # locks on the current step close then (the teacher's countdown)
+    reveal_hidden: bool = False      # the teacher took the current step's revealed answer off every screen
 
 
 def new_id() -> str:
@@ -92,19 +101,40 @@ def _pin_hash(code: str, pin: str) -> str:
     return _hash(f"explorer-pin:{code}:{pin}")
 
 
-class Rooms(Seats, Database):
+def room_days() -> tuple[float, str | None]:
+    """How many days an idle room is kept: $EXPLORER_ROOM_DAYS, else RETAIN_DAYS; with what was wrong with
+    the setting when it could not be used (then RETAIN_DAYS holds)."""
+    text = os.environ.get(ROOM_DAYS, "").strip()
+    if not text:
+        return float(RETAIN_DAYS), None
+    try:
+        days = float(text)
+    except ValueError:
+        days = math.nan
+    if not 1 <= days <= MAX_RETAIN_DAYS:
+        return float(RETAIN_DAYS), (f"{ROOM_DAYS}={text[:20]!r} is not a number of days (it takes 1 to "
+                                    f"{MAX_RETAIN_DAYS}), so rooms are kept {RETAIN_DAYS} days")
+    return days, None
+
+
+class Rooms(Seats, Conduct, Results, Database):
     """The rooms of one server: `Rooms()` opens (and creates or migrates) the default file.
 
     Safe to share between threads (one connection per thread) and between processes (SQLite locks);
-    `clock` is injectable for tests. The students' side (seats, locks, the class's counts) is `Seats`."""
+    `clock` is injectable for tests. The students' side (seats, locks, the class's counts) is `Seats`, the
+    teacher's controls during class `Conduct`, the class's answers afterwards `Results`."""
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
         if path is None:
             from explorer.store.runs import runs_dir  # lazily: explorer.store.runs imports torch
             path = runs_dir() / FILE_NAME
         self._clock, self._guard = clock, threading.Lock()
+        self.retain_days, self.retention_problem = room_days()
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
         super().__init__(path)
+
+    def _teacher_key(self, teacher) -> str:
+        return _teacher_hash(teacher)   # what the teachers table keeps of a teacher
 
     # --- reading rooms
 
@@ -146,18 +176,23 @@ class Rooms(Seats, Database):
         if row is None:
             return None
         expired = self._expired(row) or row["closed_at"] == row["touched"] + IDLE_S
-        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"],
-                         self._revealed(row["code"], row["lesson"], row["step"]), bool(row["show_distribution"]),
-                         expired or row["closed_at"] is not None, expired, row["created"], row["touched"])
+        reveal = self._reveal_row(row["code"], row["lesson"], row["step"])
+        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"], reveal is not None,
+                         bool(row["show_distribution"]), expired or row["closed_at"] is not None, expired,
+                         row["created"], row["touched"], bool(row["paused"]), row["deadline"],
+                         reveal is not None and bool(reveal["hidden"]))
 
     def version(self, code) -> int | None:
         """The cheap read a polling student does; None for an unknown or malformed code."""
         row = self._read(code)
         return None if row is None else row["version"]
 
+    def _reveal_row(self, code: str, lesson: str, step: int) -> sqlite3.Row | None:
+        return self._conn().execute("SELECT hidden FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
+                                    (code, lesson, step)).fetchone()
+
     def _revealed(self, code: str, lesson: str, step: int) -> bool:
-        return self._conn().execute("SELECT 1 FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
-                                    (code, lesson, step)).fetchone() is not None
+        return self._reveal_row(code, lesson, step) is not None
 
     def revealed(self, code, lesson, step) -> bool:
         lesson, step = checked_where(lesson, step)
@@ -182,7 +217,7 @@ class Rooms(Seats, Database):
         lesson, step = checked_where(lesson, step)
         wanted, now = _teacher_hash(teacher), self._clock()
         with self._write() as conn:
-            conn.execute("DELETE FROM rooms WHERE touched < ?", (now - RETAIN_S,))
+            conn.execute("DELETE FROM rooms WHERE touched < ?", (now - self.retain_days * 86_400.0,))
             open_now = conn.execute("SELECT COUNT(*) FROM rooms WHERE closed_at IS NULL AND touched >= ?",
                                     (now - IDLE_S,)).fetchone()[0]
             if open_now >= MAX_OPEN_ROOMS:
@@ -237,7 +272,7 @@ class Rooms(Seats, Database):
 
     def move(self, code, teacher, lesson, step, tab: str | None = None) -> None:
         lesson, step = checked_where(lesson, step)
-        self._teach(code, teacher, tab, "UPDATE rooms SET lesson = ?, step = ? WHERE code = ?",
+        self._teach(code, teacher, tab, "UPDATE rooms SET lesson = ?, step = ?, deadline = NULL WHERE code = ?",
                     (lesson, step, normalise_code(code)))
 
     def reveal(self, code, teacher, lesson, step, tab: str | None = None) -> None:

@@ -45,6 +45,11 @@ MIGRATIONS: list[list[str]] = [
         # An older room keeps its students and predictions, and has no teacher until it expires.
         "UPDATE rooms SET teacher_hash = ''",
     ],
+    [  # 4: the teacher's controls during class (explorer/rooms/conduct.py)
+        "ALTER TABLE rooms ADD COLUMN paused INTEGER NOT NULL DEFAULT 0",
+        "ALTER TABLE rooms ADD COLUMN deadline REAL",   # the current step's countdown ends then; NULL: none
+        "ALTER TABLE reveals ADD COLUMN hidden INTEGER NOT NULL DEFAULT 0",
+    ],
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

@@ -79,6 +79,8 @@ class Seats:
                 raise RoomError("the class has moved to another step: lock your prediction on the step shown now")
             if self._revealed(code, lesson, step):
                 raise RoomError("this step's answer is revealed: predictions are closed")
+            if row["deadline"] is not None and now > row["deadline"]:
+                raise RoomError("time is up: the teacher's countdown closed predictions on this step")
             conn.execute("INSERT INTO predictions (room, member_id, lesson, step, value, is_choice, locked_at) "
                          "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (room, member_id, lesson, step) DO UPDATE SET "
                          "value = excluded.value, is_choice = excluded.is_choice, locked_at = excluded.locked_at",

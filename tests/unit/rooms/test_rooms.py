@@ -153,7 +153,7 @@ def test_unknown_closed_and_expired_rooms(db, room, clock):
     assert state.closed and state.expired
     with pytest.raises(RoomError, match="closed"):
         db.join(code2, seat(0))
-    clock.now += R.RETAIN_S
+    clock.now += db.retain_days * 86_400
     db.create("ch2", 0, teacher)                     # a week later the old rooms are deleted
     assert db.state(code) is None and db.state(code2) is None
 
