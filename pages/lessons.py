@@ -3,7 +3,7 @@
 import streamlit as st
 
 from explorer.lessons import all_lessons, find_lesson
-from ui import frame, lesson_nav, lesson_question, menu, presenter, room
+from ui import frame, lesson_nav, lesson_question, menu, presenter, room, room_dashboard, room_results
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -32,6 +32,7 @@ def choose() -> None:
             st.markdown(lesson.summary)
             st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", type="primary",
                       on_click=lesson_nav.open_lesson, args=(lesson.id,))
+    room_results.past_rooms()
 
 
 def try_it(step, values: dict) -> None:
@@ -53,11 +54,18 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     if lesson_nav.arrived(lesson, index):
         lesson_question.arrive(lesson, index, seat)
     student = seat is not None and not seat.teacher
+    if student and seat.state.paused:
+        paused(seat)
+        return
+    if seat is not None and room_dashboard.take_asked_again() == (seat.code, lesson.id, index):
+        lesson_question.asked_again(lesson, index)
     with st.container(horizontal=True, vertical_alignment="center", key="lesson_bar"):
         st.caption(f"{lesson.title} · {lesson.source}", width="content")
         lesson_nav.nav_buttons(lesson, index, moves=seat is None or seat.teaching)
         if presenter.on():   # the corner's menu, here in the bar, where it covers nothing
             presenter.display_menu()
+            if seat is not None and seat.teacher:   # closed: the projector shows it only if opened
+                room_dashboard.dashboard(seat, lesson, index)
         else:
             presenter.toggles()
         if seat is None:
@@ -69,6 +77,8 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
         room.follow(seat)
     elif seat is not None:
         room.teacher_bar(seat, lesson, index)
+        if not presenter.on():
+            room_dashboard.dashboard(seat, lesson, index)
         if not seat.teaching:   # a read-only teacher tab shows where the room is, and follows it
             room.follow(seat)
     st.title(step.title, anchor=False)
@@ -98,13 +108,28 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
             lesson_question.draw(view, f"lesson_fig_{lesson.id}_{index}")
 
 
-lesson, index = lesson_nav.where()
-if lesson is not None and st.query_params.get(room.TEACH) == "1":
-    room.open_room(lesson, index)
-seat = room.seat()
-if seat is not None:
-    lesson, index = room.follow_teacher(seat, lesson or seat.lesson(), index if lesson else seat.state.step)
-if lesson is None:
-    choose()
-else:
-    show_step(lesson, index, seat)
+def paused(seat: room.Seat) -> None:
+    """A student's screen while the teacher pauses the room: nothing but where to look."""
+    room.student_bar(seat)
+    room.follow(seat)
+    st.title("Eyes on the teacher", anchor=False)
+    st.markdown(":material/visibility: The teacher has paused the lesson. Your screen comes back by itself.")
+
+
+def main() -> None:
+    if st.query_params.get(room_results.RESULTS) is not None:
+        room_results.show(st.query_params[room_results.RESULTS])
+        return
+    lesson, index = lesson_nav.where()
+    if lesson is not None and st.query_params.get(room.TEACH) == "1":
+        room.open_room(lesson, index)
+    seat = room.seat()
+    if seat is not None:
+        lesson, index = room.follow_teacher(seat, lesson or seat.lesson(), index if lesson else seat.state.step)
+    if lesson is None:
+        choose()
+    else:
+        show_step(lesson, index, seat)
+
+
+main()

@@ -11,6 +11,8 @@ and Stop, like the Experiments page), at the budget the lesson asks for so the v
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
 from explorer.experiments import EXPERIMENTS, Result, cache_key
@@ -106,6 +108,9 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
     the teacher (who predicts nothing) reveals, for every screen at once."""
     here, done = _here(lesson, index), is_revealed(lesson, index, seat)
     teacher, student = seat is not None and seat.teacher, seat is not None and not seat.teacher
+    if student:   # the room's lock is the one that counts: the teacher may have asked again
+        _sync(lesson, index, seat)
+    time_up = student and seat.state.deadline is not None and time.time() > seat.state.deadline
     with st.container(border=True):
         st.markdown(f":material/help: **{question.prompt}**")
         label = "The choices" if teacher else "Your prediction"
@@ -119,7 +124,8 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
         locked = prediction(lesson, index)
         if not teacher:
             st.button("Lock in my prediction", key=LOCK, icon=":material/lock:", on_click=_on_lock,
-                      args=(here, seat), disabled=done or st.session_state.get(CHOICE) is None, width="stretch")
+                      args=(here, seat), disabled=done or time_up or st.session_state.get(CHOICE) is None,
+                      width="stretch")
         if not student:
             st.button("Reveal", key=REVEAL, icon=":material/visibility:", type="primary", on_click=_on_reveal,
                       args=(here, question), disabled=done or (locked is None and not teacher) or
@@ -127,11 +133,30 @@ def ask(lesson: Lesson, index: int, question: Question, seat: room.Seat | None =
         refused = st.session_state.pop(REFUSED, None)
         if refused:
             st.warning(refused, icon=":material/timer:")
-        if locked is not None and not done:
+        if time_up and not done:
+            st.caption(":material/timer: Time is up: the teacher's countdown closed predictions on this step.")
+        elif locked is not None and not done:
             then = "The teacher reveals the answer." if student else "Or Reveal."
             st.caption(f":material/lock: Locked: **{shown(question, locked)}**. Lock again to change it. {then}")
         elif locked is None and not teacher:
             st.caption("Pick an answer and lock it in: the measurement appears only after that.")
+
+
+def _sync(lesson: Lesson, index: int, seat: room.Seat) -> None:
+    """A student's locked prediction as the room keeps it: gone (with its choice) once the teacher asks again."""
+    here, kept = _here(lesson, index), room.rooms().prediction(seat.code, seat.member, lesson.id, index)
+    mine = st.session_state.setdefault(PREDICTIONS, {})
+    if kept is None and here in mine:
+        del mine[here]
+        st.session_state.pop(CHOICE, None)
+    elif kept is not None:
+        mine[here] = kept
+
+
+def asked_again(lesson: Lesson, index: int) -> None:
+    """This tab asked the step's question again: its own reveal (and any prediction) is forgotten."""
+    st.session_state.setdefault(REVEALED, {}).pop(_here(lesson, index), None)
+    st.session_state.setdefault(PREDICTIONS, {}).pop(_here(lesson, index), None)
 
 
 def choice_order(lesson: Lesson, index: int, question: Question, seat: room.Seat | None) -> tuple[int, ...]:
@@ -206,6 +231,9 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
     keyed `lesson_result`; False (and nothing drawn) before the reveal. An experiment still running shows
     its progress and a Stop button. A teacher's reveal reaches the room once the answer is on screen."""
     if not is_revealed(lesson, index, seat):
+        return False
+    if seat is not None and seat.state.reveal_hidden:   # the teacher took it off every screen for now
+        st.info("The teacher has hidden the answer for now: eyes on the teacher.", icon=":material/visibility_off:")
         return False
     here = _here(lesson, index)
     answer = revealed(lesson, index)

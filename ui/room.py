@@ -37,6 +37,7 @@ OLD_KEY = "key"              # the teacher key old links carried: dropped from t
 CODE, COUNT, UNREACHABLE = "room_code", "room_count", "room_unreachable"   # element keys (a contract)
 DISTRIBUTION, END, TAKE_OVER, ALONE = "room_distribution", "room_end", "room_take_over", "room_alone"
 END_MENU = "room_end_menu"   # the popover End room opens: `END` inside it ends the room
+CLOCK = "room_clock"         # the countdown's time left on a student's screen
 DEVICE, PIN_NEW = "room_device", "room_pin_new"             # the teacher's *Another device* popover, its button
 PIN, PIN_ENTER, I_TEACH = "room_pin", "room_pin_enter", "room_i_teach"   # typing the PIN on the other device
 NICKNAME = "room_nickname"
@@ -281,12 +282,30 @@ def _count(seat: Seat, lesson: Lesson, index: int, reachable: bool = True) -> No
 
 
 # ----------------------------------------------------------------------------- students
+def left(deadline: float | None) -> str:
+    """'0:23 left' of a countdown, 'time is up' once it has passed, '' with none."""
+    if deadline is None:
+        return ""
+    seconds = deadline - time.time()
+    whole = int(seconds + 0.999)
+    return "time is up" if seconds <= 0 else f"{whole // 60}:{whole % 60:02d} left"
+
+
 def follow(seat: Seat) -> None:
-    """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room."""
+    """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room; and
+    once when the teacher's countdown runs out (its Lock closes). The time left is shown here."""
+    deadline = seat.state.deadline
+
     def check() -> None:
         version = rooms().version(seat.code)
-        if version != st.session_state.get(SEEN):
+        if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
             st.rerun()
+        if deadline is not None and not seat.teacher:
+            with st.container(key=CLOCK):
+                st.markdown(":material/timer: **Time is up**: predictions are closed" if time.time() > deadline
+                            else f":material/timer: **{left(deadline)}** to lock your prediction")
+
+    seat_time = time.time()   # when this run drew the page: a rerun is due if the deadline falls after it
 
     live_fragment(check, POLL_S)
 
