@@ -4,8 +4,8 @@ ones, opened and answered as a shipped one, and an upload kept, or refused with 
 from pathlib import Path
 
 from explorer.lessons import folder
-from ui import owner
 from tests.app.helpers import assert_ok, open_lesson
+from ui import owner
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "unit" / "lessons" / "files" / "pe-basics.toml"
 
