@@ -194,11 +194,14 @@ def judged(question: Question, value, reveal: Reveal) -> str:
         if right:
             return ":material/check_circle: Your prediction matches."
         return (":material/cancel: The measurement rules this out." if int(value) in reveal.ruled_out else
-                ":material/cancel: Not what was measured.")
+                ":material/cancel: Not what was measured." if reveal.label == "Measured" else
+                ":material/cancel: Not the answer.")
     if right is None:
         return ":material/help: Nothing measured to compare with."
-    return (":material/check_circle: Within 10% of the measurement." if right else
-            ":material/cancel: More than 10% away from the measurement.")
+    what = "the measurement" if reveal.label == "Measured" else "the answer"
+    share = f"{100 * question.tolerance:g}%"
+    return (f":material/check_circle: Within {share} of {what}." if right else
+            f":material/cancel: More than {share} away from {what}.")
 
 
 def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> bool:
