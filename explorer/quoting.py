@@ -9,6 +9,9 @@ names) quoted once for markdown (Streamlit's st.markdown, st.caption, st.warning
   block marker first), and what escapes alone do not stop broken by a zero-width space: GFM's autolinks in
   plain text (https://, www., a@b) and Streamlit's `:name` directives, icons and emoji (checked in
   Chromium with Streamlit 1.67). The rest of the message stays as written.
+- `md_prose(text)`: markdown a teacher wrote (a lesson file), kept as markdown (emphasis, lists, math)
+  but with nothing fetched or followed: an image becomes its alt text, a link its text with the address
+  beside it, autolinks and link definitions plain text. Raw HTML stays escaped by st.markdown's default.
 - `label(text)`: for Plotly, `<`, `>` and `&` escaped (Plotly reads tags and entities in every string it
   draws), and a long token shortened with an ellipsis; `hover(text)` the same, kept whole.
 
@@ -65,6 +68,21 @@ def md_text(text, limit: int | None = None) -> str:
     return _ORDERED.sub(r"\1\\\2", _MARKUP.sub(r"\\\1", _AUTOLINK.sub(_ZWSP, shorten(text, limit))))
 
 
+_IMAGE = re.compile(r"!\[([^\]\n]*)\]\(([^)\n]*)\)")
+_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]*)>?(?:\s+[\"'(][^)\n]*)?\)")
+_DEFINITION = re.compile(r"^( {0,3})\[([^\]\n]+)\]:", re.MULTILINE)              # [ref]: https://...
+_ANGLE = re.compile(r"<(?=[A-Za-z][A-Za-z0-9+.-]{1,31}:|[^\s@<>]+@)")         # <https://...>, <a@b.c>
+_BARE = re.compile(r"(?<=[A-Za-z]:)(?=//)|(?<=www)(?=\.)|(?<=@)(?=[A-Za-z0-9])", re.IGNORECASE)
+
+
+def md_prose(text) -> str:
+    """A teacher's markdown with nothing to fetch or follow (see the module's docstring)."""
+    text = _IMAGE.sub(lambda m: f"(image: {m.group(1) or 'no description'})", str(text))
+    text = _LINK.sub(lambda m: f"{m.group(1)} ({m.group(2)})" if m.group(2) else m.group(1), text)
+    text = _DEFINITION.sub(r"\1\\[\2]:", text)
+    return _BARE.sub(_ZWSP, _ANGLE.sub(r"\\<", text))
+
+
 def hover(text) -> str:
     """`text` for a Plotly hover, title or legend: shown literally, whole."""
     return clean(text).translate(_PLOTLY)
@@ -75,4 +93,4 @@ def label(text, limit: int | None = LABEL_CHARS) -> str:
     return shorten(text, limit).translate(_PLOTLY)
 
 
-__all__ = ["LABEL_CHARS", "MD_CHARS", "ELLIPSIS", "clean", "shorten", "md", "md_text", "hover", "label"]
+__all__ = ["LABEL_CHARS", "MD_CHARS", "ELLIPSIS", "clean", "shorten", "md", "md_text", "md_prose", "hover", "label"]

@@ -2,36 +2,80 @@
 
 import streamlit as st
 
-from explorer.lessons import all_lessons, find_lesson
-from ui import frame, lesson_nav, lesson_question, menu, presenter, room, room_dashboard, room_results
+from explorer.lessons import LESSONS, all_lessons, find_lesson, lesson_version
+from explorer.lessons.files import MAX_BYTES
+from explorer.lessons.folder import file_problems, save_lesson
+from explorer.quoting import md_text
+from ui import frame, lesson_nav, lesson_question, menu, owner, presenter, room, room_dashboard, room_results
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
 
+UPLOAD, UPLOADED = "lesson_upload", "_lesson_uploaded"   # the uploader; (file id, message) of the last upload
+CARDS_PER_ROW = 3
+
+
 @st.cache_resource(max_entries=128, show_spinner=False)
-def step_view(lesson_id: str, index: int, values: tuple):
-    """A step's live view: a pure function of the lesson, the step and its control values, the same for
-    everyone and never changed (figures are drawn, never edited), so shared as it is: unpickling a
-    figure from st.cache_data cost a room's students more than the rest of a rerun (bench/README.md,
-    "A class in one room under load")."""
+def step_view(lesson_id: str, version: str, index: int, values: tuple):
+    """A step's live view: a pure function of the lesson (`version` changes when its file is replaced), the
+    step and its control values, the same for everyone and never changed (figures are drawn, never
+    edited), so shared as it is: unpickling a figure from st.cache_data cost a room's students more than
+    the rest of a rerun (bench/README.md, "A class in one room under load")."""
     view = find_lesson(lesson_id).steps[index].view
     return view(dict(values)) if view is not None else None
 
 
+def card(lesson) -> None:
+    """A lesson's card; a file lesson's text is the teacher's markdown, already made inert (md_prose)."""
+    with st.container(border=True):
+        st.subheader(lesson.title, anchor=False)
+        source = lesson.source if lesson.id in LESSONS else f"{lesson.source} · `{lesson.id}`"
+        st.caption(f"{source} · {len(lesson.steps)} steps · "
+                   f"{sum(s.question is not None for s in lesson.steps)} questions")
+        st.markdown(lesson.summary)
+        st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", type="primary",
+                  on_click=lesson_nav.open_lesson, args=(lesson.id,))
+
+
+def upload() -> None:
+    """A teacher's own lesson: a TOML file, checked before it is kept; a refused one keeps the previous
+    version of its id, and says its one line (FILE:LINE: what is wrong)."""
+    with st.expander("Your own lesson: upload a lesson file", icon=":material/upload_file:"):
+        st.markdown("A lesson is a TOML file of steps, each with its text, a named view and perhaps a question. "
+                    "`python -m explorer lessons export ch2 --out ch2.toml` writes a shipped lesson to start "
+                    "from; the README's *Your own lessons* says more.")
+        got = st.file_uploader("Lesson file (.toml)", type=["toml"], key=UPLOAD)
+        if got is not None and st.session_state.get(UPLOADED, (None,))[0] != got.file_id:
+            try:
+                lesson = save_lesson(got.getvalue()[:MAX_BYTES + 1], owner.owner_id(), got.name)
+                said = ("ok", f"Saved **{lesson.title}** as `{lesson.id}`: {len(lesson.steps)} steps. Its link: "
+                              f"`lessons?lesson={lesson.id}`")
+            except ValueError as err:
+                said = ("error", md_text(str(err)))
+            st.session_state[UPLOADED] = (got.file_id, said)
+        kind, text = st.session_state.get(UPLOADED, (None, (None, None)))[1]
+        if kind == "ok":
+            st.success(text, icon=":material/check_circle:")
+        elif kind == "error":
+            st.error(text, icon=":material/error:")
+        problems = file_problems()
+        if problems:
+            st.caption("Lesson files that could not be read, skipped:")
+            for line in problems.values():
+                st.caption(md_text(line))
+
+
 def choose() -> None:
     st.title("Lessons")
-    st.markdown("Three paths through the seed texts, one idea per screen. On a question, lock in a prediction "
-                "first: the measurement appears only after that.")
+    st.markdown("Paths through the seed texts, one idea per screen, and the lessons teachers wrote as files. "
+                "On a question, lock in a prediction first: the answer appears only after that.")
     lesson_nav.say_problem()
-    lessons = all_lessons()
-    for column, lesson in zip(st.columns(len(lessons)), lessons.values()):
-        with column.container(border=True):
-            st.subheader(lesson.title)
-            st.caption(f"{lesson.source} · {len(lesson.steps)} steps · "
-                       f"{sum(s.question is not None for s in lesson.steps)} questions")
-            st.markdown(lesson.summary)
-            st.button("Start", key=f"lesson_open_{lesson.id}", icon=":material/school:", type="primary",
-                      on_click=lesson_nav.open_lesson, args=(lesson.id,))
+    lessons = list(all_lessons().values())
+    for row in range(0, len(lessons), CARDS_PER_ROW):
+        for column, lesson in zip(st.columns(CARDS_PER_ROW), lessons[row:row + CARDS_PER_ROW]):
+            with column:
+                card(lesson)
+    upload()
     room_results.past_rooms()
 
 
@@ -100,7 +144,8 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
             lesson_question.class_predictions(lesson, index, step.question, seat)
         shown = step.question is not None and lesson_question.result(lesson, index, step.question, seat)
         try:
-            view = None if shown else step_view(lesson.id, index, tuple(sorted(values.items())))
+            view = None if shown else step_view(lesson.id, lesson_version(lesson.id), index,
+                                                 tuple(sorted(values.items())))
         except (OSError, ValueError) as err:   # a shipped model missing or damaged on this server
             st.warning(f"This step's view could not be built: {err}", icon=":material/error:")
             view = None

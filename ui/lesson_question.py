@@ -18,7 +18,7 @@ import streamlit as st
 from explorer.experiments import EXPERIMENTS, Result, cache_key
 from explorer.experiments.runner import resolve_params
 from explorer.figures.architecture import param_breakdown
-from explorer.lessons import Lesson, Question, Reveal, View, find_lesson, in_students_words
+from explorer.lessons import Lesson, Question, Reveal, View, find_lesson, in_students_words, lesson_version
 from explorer.lessons.score import class_right, tally
 from explorer.rooms import RoomError
 from ui import experiment_job, owner, presenter, room, widgets
@@ -83,10 +83,10 @@ def _result(question: Question) -> Result | None:
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
-def plain_reveal(lesson_id: str, index: int) -> Reveal:
+def plain_reveal(lesson_id: str, index: int, version: str = "") -> Reveal:
     """A reveal computed without an experiment: the same for every student and never changed, so a room's
     reveal computes it once and shares it unpickled, as pages/lessons.py `step_view` (bench/README.md,
-    "A class in one room under load")."""
+    "A class in one room under load"). `version` changes when a lesson file is replaced."""
     return find_lesson(lesson_id).steps[index].question.reveal(None)
 
 
@@ -219,11 +219,14 @@ def judged(question: Question, value, reveal: Reveal) -> str:
         if right:
             return ":material/check_circle: Your prediction matches."
         return (":material/cancel: The measurement rules this out." if int(value) in reveal.ruled_out else
-                ":material/cancel: Not what was measured.")
+                ":material/cancel: Not what was measured." if reveal.label == "Measured" else
+                ":material/cancel: Not the answer.")
     if right is None:
         return ":material/help: Nothing measured to compare with."
-    return (":material/check_circle: Within 10% of the measurement." if right else
-            ":material/cancel: More than 10% away from the measurement.")
+    what = "the measurement" if reveal.label == "Measured" else "the answer"
+    share = f"{100 * question.tolerance:g}%"
+    return (f":material/check_circle: Within {share} of {what}." if right else
+            f":material/cancel: More than {share} away from {what}.")
 
 
 def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | None = None) -> bool:
@@ -246,7 +249,8 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
             else:
                 _running(question)
             return True
-        answer = question.reveal(outcome) if question.experiment else plain_reveal(lesson.id, index)
+        answer = (question.reveal(outcome) if question.experiment else
+                  plain_reveal(lesson.id, index, lesson_version(lesson.id)))
         st.session_state.setdefault(REVEALED, {})[here] = answer
     if seat is not None and seat.teacher:
         room.reveal(seat, lesson, index)
@@ -261,7 +265,7 @@ def result(lesson: Lesson, index: int, question: Question, seat: room.Seat | Non
             mine.metric("You predicted", "nothing locked" if locked is None else shown(question, locked))
             if locked is not None:
                 st.markdown(judged(question, locked, answer))
-        measured.metric("Measured", measured_text(question, answer))
+        measured.metric(answer.label, measured_text(question, answer))
         if counts:
             widgets.chart(param_breakdown(counts, "The class's predictions", unit="students"),
                           key=f"room_result_{lesson.id}_{index}")
@@ -321,7 +325,7 @@ def _known_answer(lesson: Lesson, index: int, question: Question) -> Reveal | No
     """The reveal of a step already revealed: this tab's, else computed from what is stored (no job)."""
     answer = revealed(lesson, index)
     if answer is None and question.experiment is None:
-        answer = plain_reveal(lesson.id, index)
+        answer = plain_reveal(lesson.id, index, lesson_version(lesson.id))
     elif answer is None:
         outcome = _result(question)
         answer = None if outcome is None else question.reveal(outcome)

@@ -92,7 +92,8 @@ def _controls(seat: room.Seat, lesson: Lesson, index: int) -> None:
     st.session_state[PAUSE] = state.paused
     st.toggle("Pause: eyes on the teacher", key=PAUSE, on_change=_pause, args=(seat,), disabled=not seat.holds,
               help="Students' screens show only “Eyes on the teacher” until you resume")
-    st.toggle("Anonymise names", value=presenter.on(), key=_anonymise_key(), help="“student 1, 2, …” instead of nicknames, e.g. when projecting")
+    st.toggle("Anonymise names", value=presenter.on(), key=_anonymise_key(),
+              help="“student 1, 2, …” instead of nicknames, e.g. when projecting")
     if question is None:
         st.caption("No question on this step: the students follow it.")
     else:

@@ -83,6 +83,8 @@ class Reveal:
     value: float | None = None
     view: View = field(default_factory=View)
     verdict: str = ""                    # the experiment's verdict with its intervals, when one ran
+    label: str = "Measured"              # what the answer is called beside the prediction ("The answer":
+                                         # a lesson file's teacher wrote it down, nothing measured it)
 
 
 @dataclass(frozen=True)
