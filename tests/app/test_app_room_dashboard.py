@@ -9,7 +9,7 @@ import pytest
 from explorer.lessons import LESSONS
 from explorer.store import checkpoints
 from tests.app.helpers import SHIPPED, assert_ok
-from tests.app.test_app_rooms import QUESTION, count_text, in_popover, param, tab, teacher, texts
+from tests.app.rooms import QUESTION, count_text, in_popover, param, tab, teacher, texts
 from ui import owner, room, room_dashboard, room_results
 
 CHOICES = LESSONS[QUESTION[0]].steps[QUESTION[1] - 1].question.choices
