@@ -158,6 +158,9 @@ def seat() -> Seat | None:
         _problem(f"Room {state.code} is closed: {why}. Continue on your own from its last step.", state.lesson,
                  state.step)
         return None
+    if find_lesson(state.lesson) is None:   # a teacher's lesson file removed while its room is open
+        _problem(f"Room {state.code}'s lesson is no longer on this server: ask the teacher, or choose a lesson.")
+        return None
     st.session_state[SEEN] = state.version   # what this run draws: the poll reruns when the room moves on
     teacher = owner.owner_id()
     if rooms().is_teacher(state.code, teacher):

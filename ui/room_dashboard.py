@@ -88,34 +88,36 @@ def _who(seat: room.Seat, lesson: Lesson, index: int) -> None:
 
 
 def _controls(seat: room.Seat, lesson: Lesson, index: int) -> None:
-    state, question = seat.state, lesson.steps[index].question
-    st.session_state[PAUSE] = state.paused
-    st.toggle("Pause: eyes on the teacher", key=PAUSE, on_change=_pause, args=(seat,), disabled=not seat.holds,
-              help="Students' screens show only “Eyes on the teacher” until you resume")
-    st.toggle("Anonymise names", value=presenter.on(), key=_anonymise_key(),
-              help="“student 1, 2, …” instead of nicknames, e.g. when projecting")
+    """Two rows of controls (the toggles; the question's buttons), then who has locked."""
+    state, question, fixed = seat.state, lesson.steps[index].question, not seat.holds
+    with st.container(horizontal=True, vertical_alignment="center"):
+        st.session_state[PAUSE] = state.paused
+        st.toggle("Pause: eyes on the teacher", key=PAUSE, on_change=_pause, args=(seat,), disabled=fixed,
+                  help="Students' screens show only “Eyes on the teacher” until you resume")
+        st.toggle("Anonymise names", value=presenter.on(), key=_anonymise_key(),
+                  help="“student 1, 2, …” instead of nicknames, e.g. when projecting")
+        if question is not None and (state.revealed or lesson_question.here_asked(lesson, index)):
+            st.session_state[HIDE] = state.reveal_hidden   # this run's Reveal counts too
+            st.toggle("Hide the reveal", key=HIDE, on_change=_hide, args=(seat, lesson, index), disabled=fixed,
+                      help="Take the answer off every screen for now; predictions stay closed")
+    with st.container(horizontal=True, vertical_alignment="bottom"):
+        if question is not None and state.deadline is None and not state.revealed:
+            st.selectbox("Countdown", COUNTDOWNS_S, index=2, key=COUNTDOWN_S, format_func=lambda s: f"{s} s",
+                         disabled=fixed, width=110)
+            st.button("Start countdown", key=COUNTDOWN, icon=":material/timer:", on_click=_countdown, args=(seat,),
+                      disabled=fixed, help="Locks close when it runs out; the reveal stays yours")
+        elif question is not None and state.deadline is not None:
+            st.button("Stop the countdown", key=COUNTDOWN_STOP, icon=":material/timer_off:", on_click=_stop_countdown,
+                      args=(seat,), disabled=fixed)
+        if question is not None:
+            st.button("Ask again", key=ASK_AGAIN, icon=":material/replay:", on_click=_ask_again,
+                      args=(seat, lesson, index), disabled=fixed,
+                      help="Clear this question's locks and its reveal for everyone: the class predicts afresh")
+        st.link_button("Results", f"lessons?results={seat.code}", icon=":material/table_view:", key=RESULTS_LINK,
+                       help="This room's answers so far, in a new tab: per question and per student, CSV and HTML")
     if question is None:
         st.caption("No question on this step: the students follow it.")
-    else:
-        if state.deadline is None and not state.revealed:
-            a, b = st.columns([1, 1], vertical_alignment="bottom")
-            a.selectbox("Countdown", COUNTDOWNS_S, index=2, key=COUNTDOWN_S, format_func=lambda s: f"{s} s",
-                        disabled=not seat.holds)
-            b.button("Start countdown", key=COUNTDOWN, icon=":material/timer:", on_click=_countdown, args=(seat,),
-                     disabled=not seat.holds, help="Locks close when it runs out; the reveal stays yours")
-        elif state.deadline is not None:
-            st.button("Stop the countdown", key=COUNTDOWN_STOP, icon=":material/timer_off:", on_click=_stop_countdown,
-                      args=(seat,), disabled=not seat.holds)
-        st.button("Ask again", key=ASK_AGAIN, icon=":material/replay:", on_click=_ask_again,
-                  args=(seat, lesson, index), disabled=not seat.holds,
-                  help="Clear this question's locks and its reveal for everyone: the class predicts afresh")
-        if state.revealed or lesson_question.here_asked(lesson, index):   # this run's Reveal counts too
-            st.session_state[HIDE] = state.reveal_hidden
-            st.toggle("Hide the reveal", key=HIDE, on_change=_hide, args=(seat, lesson, index),
-                      disabled=not seat.holds, help="Take the answer off every screen for now; predictions stay closed")
     live_fragment(lambda: _who(seat, lesson, index), room.POLL_S)
-    st.link_button("Results", f"lessons?results={seat.code}", icon=":material/table_view:", key=RESULTS_LINK,
-                   help="This room's answers so far, in a new tab: per question and per student, CSV and HTML")
 
 
 def dashboard(seat: room.Seat, lesson: Lesson, index: int) -> None:

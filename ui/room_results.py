@@ -64,6 +64,7 @@ def show(text: str) -> None:
         answers = room.rooms().answers(text, owner.owner_id())
         state = room.rooms().state(text)
     except RoomError as err:
+        st.title("Room results", anchor=False)
         st.warning(f"No results to show: {md_text(err)}. A room's results are its teacher's, on the browser that "
                    "teaches it.", icon=":material/lock:")
         past_rooms()
