@@ -8,8 +8,20 @@ from pathlib import Path
 import pytest
 
 from tests.browser.helpers import TIMEOUT_MS, assert_no_exception, press, wait_rendered
-from tests.browser.rooms import DESKTOP, PHONE, TITLES, closing, lock, open_page, open_room, shot, student_path, title
-from tests.browser.rooms import wait_count, wait_text
+from tests.browser.rooms import (
+    DESKTOP,
+    PHONE,
+    TITLES,
+    closing,
+    lock,
+    open_page,
+    open_room,
+    shot,
+    student_path,
+    title,
+    wait_count,
+    wait_text,
+)
 
 pytestmark = pytest.mark.browser
 
