@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import sys
 
 from explorer.cli.common import UsageError
 from explorer.experiments import SerialExecutor, Stopped, cache_path, cached, run_cached
@@ -68,8 +69,9 @@ def check(path: str) -> int:
         raise UsageError(f"cannot read {path}: {e.strerror or e}") from None
     try:
         lesson = parse_lesson(data, path)
-    except LessonFileError as e:
-        raise UsageError(str(e)) from None
+    except LessonFileError as e:   # the line itself, first: an editor or CI reads FILE:LINE off its start
+        print(e, file=sys.stderr)
+        return 2
     print(f"{len(lesson.steps)} steps, {sum(s.question is not None for s in lesson.steps)} questions")
     return 0
 
