@@ -4,7 +4,7 @@ import streamlit as st
 
 from explorer.lessons import LESSONS, all_lessons, find_lesson, lesson_version
 from explorer.lessons.files import MAX_BYTES
-from explorer.lessons.folder import file_problems, save_lesson
+from explorer.lessons.folder import delete_lesson, file_problems, owns, save_lesson
 from explorer.quoting import md_text
 from ui import frame, lesson_nav, lesson_question, menu, owner, presenter, room, room_dashboard, room_results
 
@@ -37,6 +37,15 @@ def card(lesson) -> None:
                   on_click=lesson_nav.open_lesson, args=(lesson.id,))
 
 
+def _delete(lesson_id: str) -> None:
+    seen = st.session_state.get(UPLOADED, (None,))[0]   # the file still in the uploader is not saved again
+    try:
+        delete_lesson(lesson_id, owner.owner_id())
+        st.session_state[UPLOADED] = (seen, ("ok", f"Deleted the lesson `{lesson_id}`."))
+    except ValueError as err:
+        st.session_state[UPLOADED] = (seen, ("error", md_text(str(err))))
+
+
 def upload() -> None:
     """A teacher's own lesson: a TOML file, checked before it is kept; a refused one keeps the previous
     version of its id, and says its one line (FILE:LINE: what is wrong)."""
@@ -58,6 +67,13 @@ def upload() -> None:
             st.success(text, icon=":material/check_circle:")
         elif kind == "error":
             st.error(text, icon=":material/error:")
+        for lesson in [x for x in all_lessons().values() if x.id not in LESSONS and owns(x.id, owner.owner_id())]:
+            with st.container(horizontal=True, vertical_alignment="center"):
+                st.markdown(f"Your lesson `{lesson.id}`: {md_text(lesson.title)}", width="content")
+                with st.popover("Delete", icon=":material/delete:", key=f"lesson_delete_menu_{lesson.id}"):
+                    st.markdown("Delete this lesson file? Its links stop working; rooms keep their answers.")
+                    st.button("Delete it", key=f"lesson_delete_{lesson.id}", type="primary", on_click=_delete,
+                              args=(lesson.id,))
         problems = file_problems()
         if problems:
             st.caption("Lesson files that could not be read, skipped:")

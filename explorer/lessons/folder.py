@@ -125,4 +125,15 @@ def owns(lesson_id: str, owner: str) -> bool:
     return mark.is_file() and mark.read_text().strip() == owner_hash(owner)
 
 
-__all__ = ["ENV", "lessons_dir", "file_lessons", "file_problems", "version", "save_lesson", "owns", "owner_hash"]
+def delete_lesson(lesson_id: str, owner: str) -> None:
+    """Remove `owner`'s lesson file (and its owner mark); ValueError when it is not theirs. A room on it
+    then says its lesson is gone; its answers stay in the room until the room expires."""
+    if not owns(lesson_id, owner):
+        raise ValueError(f"lesson {lesson_id} is not yours: only the browser that uploaded it can delete it")
+    folder = lessons_dir()
+    (folder / f"{lesson_id}.toml").unlink(missing_ok=True)
+    (folder / f"{lesson_id}{OWNER_SUFFIX}").unlink(missing_ok=True)
+
+
+__all__ = ["ENV", "lessons_dir", "file_lessons", "file_problems", "version", "save_lesson", "owns", "delete_lesson",
+           "owner_hash"]

@@ -51,3 +51,15 @@ def test_an_upload_may_not_replace_another_owners_lesson(runs_dir):
     at = open_lesson({})
     at.file_uploader(key="lesson_upload").set_value(("mine.toml", EXAMPLE.read_bytes(), "application/toml")).run()
     assert any("lesson pe-basics belongs to someone else: pick another id" in e.value for e in at.error)
+
+
+def test_only_its_uploader_deletes_a_lesson_and_the_upload_is_not_saved_again(runs_dir):
+    at = open_lesson({})
+    at.file_uploader(key="lesson_upload").set_value(("pe.toml", EXAMPLE.read_bytes(), "application/toml")).run()
+    other = open_lesson({}, token="o" * 30)
+    assert not any(b.key == "lesson_delete_pe-basics" for b in other.button)   # not theirs: no Delete
+    at.button(key="lesson_delete_pe-basics").click().run()
+    assert_ok(at)
+    assert "pe-basics" not in folder.file_lessons() and any("Deleted" in s.value for s in at.success)
+    at.run()
+    assert "pe-basics" not in folder.file_lessons()   # the file still in the uploader is not kept again
