@@ -19,6 +19,7 @@ from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElem
 
 from explorer.export.images import GIF_MAX_FRAMES, PNG_SCALE, gif_bytes, image_bytes, size
 from explorer.export.report import build_report
+from explorer.figures import describe
 from explorer.store.subject import Subject
 
 MAX_TRIES = 20  # keyless charts with the same title on one page: -2, -3, ... in drawing order
@@ -44,8 +45,8 @@ def _button(row, label: str, data: Callable[[], bytes], file_name: str, mime: st
             continue
 
 
-def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
-    """PNG and SVG of fig at presentation size (explorer.export.images), right-aligned under the chart."""
+def image_buttons(fig: go.Figure, key: str | None, name: str):
+    """PNG and SVG of fig at presentation size (explorer.export.images), right-aligned under the chart: the row."""
     width, height = size(fig)
     row = st.container(horizontal=True, horizontal_alignment="right", gap="small")
     base = f"_export_{key or name}"
@@ -59,6 +60,35 @@ def image_buttons(fig: go.Figure, key: str | None, name: str) -> None:
         _button(row, "GIF", lambda: gif_bytes(fig), f"{name}.gif", "image/gif", f"{base}_gif",
                 f"This chart's slider as an animated GIF of {frames} frames, {width} px wide, for slides "
                 f"(made on the click: about {max(2, round(frames * 0.45))} s)")
+    return row
+
+
+def _flip(state: str) -> None:
+    st.session_state[state] = not st.session_state.get(state, False)
+
+
+def data_table(fig: go.Figure, name: str, row) -> None:
+    """A chart's data as an HTML table on request (a screen reader reads a table, not a canvas); nothing is
+    built until asked for."""
+    state = f"_table_{slug(name)}"
+    shown = st.session_state.get(state, False)
+    for i in range(1, MAX_TRIES + 1):
+        try:
+            row.button("Hide the table" if shown else "Table", key=f"_tablebtn_{slug(name)}"
+                      + ("" if i == 1 else f"-{i}"), type="tertiary", icon=":material/table_rows:", on_click=_flip,
+                      args=(state,), help="This chart's numbers as a table, e.g. for a screen reader")
+            break
+        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
+            continue
+    if shown:
+        frame, cut = describe.table(fig)
+        if frame.empty:
+            st.caption("This chart has no data to tabulate: it is a diagram, described above.")
+            return
+        st.table(frame)
+        if cut:
+            st.caption(f"The first {describe.MAX_ROWS} rows and {describe.MAX_COLS} columns; the SVG and PNG hold "
+                       "the whole chart.")
 
 
 def report_button(row, make: Callable[[], Subject], name: str, key: str, disabled: bool = False,
@@ -70,4 +100,4 @@ def report_button(row, make: Callable[[], Subject], name: str, key: str, disable
                                      "gradients, entropy and metrics; it opens offline in any browser.")
 
 
-__all__ = ["slug", "image_options", "image_buttons", "report_button"]
+__all__ = ["slug", "image_options", "image_buttons", "data_table", "report_button"]

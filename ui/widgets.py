@@ -7,14 +7,16 @@ import contextlib
 
 import plotly.graph_objects as go
 import streamlit as st
+from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
+from explorer.figures import describe
 from explorer.figures.diagram import DRAWING, is_drawing
 from explorer.figures.layout import TITLE_FIT_PX, fit_title
 from explorer.figures.projector import TITLE_PX
 from explorer.quoting import md_text
 from explorer.tasks import ARCH_FOR_KIND, TASK_PRESETS, Task
-from ui import exports, presenter
+from ui import a11y, exports, presenter
 from ui.links import SHARED
 from ui.model_config import (
     ACT_LABELS,
@@ -57,12 +59,28 @@ def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kw
         shown = fit_title(fig, PRESENT_TITLE_FIT_PX if present else TITLE_FIT_PX, TITLE_PX if present else 0)
     styled = presenter.style(shown, fit)
     drawing = is_drawing(styled)   # at its own size, scrolled sideways in its container if wider
-    with st.container(key=f"{DRAWING}_{key or name}") if drawing else contextlib.nullcontext():
-        drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width if drawing else "stretch",
-                                config=presenter.chart_config(config), key=key, **kwargs)
+    box, box_key = _box(key or name)
+    with box:   # the chart and its words for a screen reader (ui/a11y.py links them)
+        with st.container(key=f"{DRAWING}_{key or name}") if drawing else contextlib.nullcontext():
+            drawn = st.plotly_chart(styled, theme=None, width=styled.layout.width if drawing else "stretch",
+                                    config=presenter.chart_config(config), key=key, **kwargs)
+        with st.container(key=box_key.replace(a11y.BOX, a11y.DESC, 1)):
+            st.markdown(f"**{md_text(describe.title(fig))}** {md_text(describe.describe(fig))}")
     if not presenter.on():  # a projected page keeps to its figure; the files are the house style, light
-        exports.image_buttons(fig, key, name)
+        exports.data_table(fig, key or name, exports.image_buttons(fig, key, name))
     return drawn
+
+
+def _box(name: str):
+    """The chart's box and its key: keyless charts with one title on a page get -2, -3, ... in order."""
+    base = f"{a11y.BOX}{exports.slug(name)}"
+    for i in range(1, exports.MAX_TRIES + 1):
+        key = base if i == 1 else f"{base}-{i}"
+        try:
+            return st.container(key=key), key
+        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
+            continue
+    return st.container(), base
 
 
 def human_bytes(n: float) -> str:

@@ -21,7 +21,7 @@ TITLE_PX = 20    # the figure's title
 DARK_BG = "#111111"
 DRAWING_WIDTH_PX = 560  # a diagram's least width: its title's room (a 1280 px projector's lesson column: 692 px)
 DARK_TEXT = "#e8e8e8"
-DARK_GRID = "#33383f"
+DARK_GRID = "#7d848f"   # 5:1 on DARK_BG (WCAG 1.4.11)
 DARK_MASK = "#3a3f47"  # cells attention may not use: dim on a dark page (the light look's grey would glare)
 DARK_WIDGET = dict(bgcolor="#2b3038", bordercolor="#6b7280", font=dict(color=DARK_TEXT))
 

@@ -61,7 +61,7 @@ def test_encoder_decoder_ablation_shows_the_library_drops_and_focuses_a_clicked_
 
 def test_the_attention_pages_link_opens_that_heads_ablation(shipped):
     at = open_app("pages/attention.py", query={models.PRETRAINED: "reversal-fast"})
-    (link,) = at.get("page_link")
+    (link,) = at.main.get("page_link")
     assert link.proto.page == "inside" and "inside_kind=cross" in link.proto.query_string
     query = dict(pair.split("=") for pair in link.proto.query_string.split("&"))
     query = {k: v.replace("+", " ") for k, v in query.items()}

@@ -56,7 +56,7 @@ def test_page_loads_in_chromium(server, chromium, file, title, url_path):
         assert page.locator("[data-testid=stException]").count() == 0, page.locator(
             "[data-testid=stException]").first.inner_text()
         assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1  # the model picker
-        assert title in page.locator("[data-testid=stSidebarNav]").inner_text()
+        assert title in page.locator(".st-key-menu").inner_text()
         fit_viewport(page)
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / f"{url_path}.png"), full_page=True)
@@ -72,7 +72,7 @@ def test_first_visit_of_a_fresh_server_shows_the_menu_while_pytorch_starts(tmp_p
     # on a loaded machine the browser may draw the note a frame before the menu fills in.
     seen = f"""new MutationObserver(() => {{ if (document.body && document.body.innerText.includes('{note}'))
         window.__note = Math.max(window.__note || 0, document.querySelectorAll(
-        '[data-testid=stSidebarNav] a').length); }}).observe(document, {{childList: true, subtree: true}});"""
+        '.st-key-menu a').length); }}).observe(document, {{childList: true, subtree: true}});"""
     with streamlit_server(tmp_path) as url:
         page = chromium.new_page(viewport={"width": WIDTH, "height": 1000})
         try:
@@ -96,7 +96,7 @@ def test_deep_link_on_a_fresh_server_runs_through_app(tmp_path, chromium):
             page.goto(f"{url}/{url_path}")
             wait_rendered(page)
             assert page.locator("[data-testid=stSidebar] [data-testid=stRadio]").count() >= 1
-            nav = page.locator("[data-testid=stSidebarNav]").inner_text()
+            nav = page.locator(".st-key-menu").inner_text()
             assert title in nav and "frame" not in nav and "widgets" not in nav
         finally:
             page.close()
@@ -169,7 +169,7 @@ def test_attention_slider_flips_heads_in_the_browser_and_the_server_follows(serv
         page.wait_for_timeout(300)
         wait_rendered(page)
         for title in ("Outputs", "Attention"):  # a page left and come back to shows the head it left on
-            page.locator("[data-testid=stSidebarNav] a", has_text=title).click()
+            page.locator(".st-key-menu a", has_text=title).click()
             page.wait_for_selector(f"[data-testid=stMain] h1:has-text('{title}')", timeout=TIMEOUT_MS)
             wait_rendered(page)
         assert _closeup_title(page).startswith(f"{nearby} ")

@@ -54,7 +54,7 @@ def settled(pid: int, below: int, seconds: float) -> tuple[int, int]:
 
 def open_runs(page) -> list[dict]:
     """Switch to the Runs page inside the same session (a fresh URL would start a new one)."""
-    page.locator("[data-testid=stSidebarNav] a:has-text('Runs')").click()
+    page.locator(".st-key-menu a:has-text('Runs')").click()
     page.wait_for_selector("[data-testid=stMain] h1:has-text('Runs')", timeout=RUN_TIMEOUT_MS)
     wait_rendered(page)
     assert_no_exception(page)

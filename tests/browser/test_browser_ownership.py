@@ -41,7 +41,7 @@ def settle(page) -> None:
 
 def nav(page, title: str) -> None:
     """Another page of the app in the same session (a reload would start a new one)."""
-    page.locator(f"[data-testid=stSidebarNav] a:has-text('{title}')").click()
+    page.locator(f".st-key-menu a:has-text('{title}')").click()
     settle(page)
     assert_no_exception(page)
 

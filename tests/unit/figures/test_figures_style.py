@@ -17,6 +17,7 @@ from explorer.figures.layout import (
     AXIS_TITLE_PX,
     COLORBAR,
     COLORBAR_PAD,
+    GRID,
     LEGEND_LINE_PX,
     LEGEND_ROW_PX,
     X_LABELS_PX,
@@ -51,7 +52,7 @@ def test_every_figure_serialises_with_house_style_and_no_template():
         assert "template" not in spec["layout"] and spec["layout"]["datarevision"] == 0
         if spec["layout"].get("xaxis", {}).get("visible", True):  # the diagram draws on hidden axes
             assert spec["layout"]["plot_bgcolor"] == "white"
-            assert spec["layout"]["xaxis"]["gridcolor"] == spec["layout"]["yaxis"]["gridcolor"] == "#EBF0F8"
+            assert spec["layout"]["xaxis"]["gridcolor"] == spec["layout"]["yaxis"]["gridcolor"] == GRID
             assert spec["layout"]["autotypenumbers"] == "strict"  # token "12" stays a label, not a number
         # Nor a 1-D typed array (plotly's form of a numpy array), which Plotly cannot compare either;
         # 2-D ones (heatmaps' z) reach Plotly as arrays of rows, which it can.

@@ -5,7 +5,7 @@ import pytest
 
 from explorer.figures.architecture import architecture_diagram, block_diagram
 from explorer.figures.attention import attention_heatmap, attention_mosaic, z_slider
-from explorer.figures.layout import figure
+from explorer.figures.layout import GRID, figure
 from explorer.figures.projector import DARK_BG, DARK_TEXT, DRAWING, LABEL_PX, TICK_PX, TITLE_PX, for_projector
 from tests.unit.figures.samples import _all_figures
 
@@ -103,7 +103,7 @@ def test_dark_backgrounds_light_text_and_grid():
     night = for_projector(fig, large=False, dark=True)
     assert night.layout.paper_bgcolor == night.layout.plot_bgcolor == DARK_BG
     assert night.layout.font.color == DARK_TEXT
-    assert night.layout.xaxis.gridcolor != "#EBF0F8" and night.layout.sliders[0].font.color == DARK_TEXT
+    assert night.layout.xaxis.gridcolor != GRID and night.layout.sliders[0].font.color == DARK_TEXT
     assert night.layout.xaxis.tickfont.size is None  # dark alone keeps the sizes
     assert fig.layout.paper_bgcolor == "white"
 

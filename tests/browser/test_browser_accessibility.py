@@ -1,0 +1,139 @@
+"""WCAG 2.1 AA in a real Chromium: axe-core (its WCAG 2.0/2.1/2.2 A and AA rules, from the
+axe-playwright-python wheel: nothing fetched) finds no serious or critical violation on every page, every
+lesson step in plain, presenter and dark view, a student's room view and a phone; every chart is a named
+figure with a description; a lesson question and a room are worked through with the keyboard alone, focus
+visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
+
+from pathlib import Path
+
+import axe_playwright_python
+import pytest
+
+from explorer.lessons import LESSONS
+from tests.browser.helpers import TIMEOUT_MS, wait_rendered
+from tests.browser.rooms import DESKTOP, PHONE, closing, open_page, open_room, student_path, wait_count
+from ui import menu
+
+pytestmark = pytest.mark.browser
+
+AXE = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text()
+TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
+RUN = """async (tags) => { const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
+  return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
+    .map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`); }"""
+# Every chart: a name, and words that say what it shows (what its aria-describedby points at).
+CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => ({
+  name: p.getAttribute('aria-label'), role: p.getAttribute('role'),
+  words: document.getElementById(p.getAttribute('aria-describedby'))?.textContent?.trim() ?? ''}))"""
+FOCUS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
+  const s = getComputedStyle(e); return {tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || '')
+  .slice(0, 40), outline: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2}; }"""
+
+
+def violations(page) -> list[str]:
+    if not page.evaluate("() => !!window.axe"):
+        page.evaluate(AXE)
+    return page.evaluate(RUN, TAGS)
+
+
+def charts_described(page) -> None:
+    page.wait_for_function("() => [...document.querySelectorAll('.js-plotly-plot')].every(p => "
+                           "p.getAttribute('aria-describedby'))", timeout=TIMEOUT_MS)
+    for chart in page.evaluate(CHARTS):
+        assert chart["role"] == "figure" and chart["name"], chart
+        assert len(chart["words"]) > len(chart["name"]) + 10, chart   # the title and what the data show
+
+
+def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
+    found = {}
+    for viewport, pages in ((DESKTOP, menu.PAGES), (PHONE, menu.PAGES[:3])):
+        page = chromium.new_page(viewport=viewport)
+        try:
+            for p in pages:
+                page.goto(f"{server}/{p.url}")
+                wait_rendered(page)
+                assert page.evaluate("document.documentElement.lang") == "en"
+                charts_described(page)
+                found.update({f"{p.url} at {viewport['width']}": v for v in [violations(page)] if v})
+        finally:
+            page.close()
+    assert not found, found
+
+
+@pytest.mark.parametrize("mode", ["", "&present=1", "&present=1&dark=1"])
+def test_every_lesson_step_has_no_serious_violation(server, chromium, mode):
+    found = {}
+    page = chromium.new_page(viewport=DESKTOP)
+    try:
+        for lesson in LESSONS.values():
+            page.goto(f"{server}/lessons?lesson={lesson.id}&step=1{mode}")
+            for k in range(1, len(lesson.steps) + 1):
+                if k > 1:
+                    page.locator(".st-key-lesson_next button:visible").click()
+                    page.wait_for_function(f"() => location.search.includes('step={k}')", timeout=TIMEOUT_MS)
+                wait_rendered(page)
+                bad = violations(page)
+                if bad:
+                    found[f"{lesson.id} step {k}{mode}"] = bad
+    finally:
+        page.close()
+    assert not found, found
+
+
+def tab_to(page, wanted: str, most: int = 80) -> dict:
+    """Press Tab until the focused element matches the JS condition `wanted` (on `e`); every stop on the way
+    shows its focus (2.4.7)."""
+    for _ in range(most):
+        page.keyboard.press("Tab")
+        at = page.evaluate(FOCUS)
+        if at is None:
+            continue
+        assert at["outline"], f"focus not visible on {at}"
+        if page.evaluate(f"() => {{ const e = document.activeElement; return !!({wanted}); }}"):
+            return at
+    pytest.fail(f"Tab never reached an element with {wanted}")
+
+
+RADIO = "e.type === 'radio' && e.closest('.st-key-lesson_choice')"
+LOCK = "e.closest('.st-key-lesson_lock')"
+
+
+def test_a_lesson_question_and_a_room_by_keyboard_alone(server, chromium):
+    contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(2)]
+    try:
+        alone = open_page(contexts[0], server, "lessons?lesson=module6&step=2")
+        alone.keyboard.press("Tab")
+        assert alone.evaluate("document.activeElement.id") == "explorer-skip"   # the skip link comes first
+        alone.keyboard.press("Enter")
+        assert alone.evaluate("document.activeElement.id") == "explorer-main"
+        choice = LESSONS["module6"].steps[1].question.choices
+        tab_to(alone, RADIO)
+        alone.keyboard.press("Space")                                        # a radio chosen by the keyboard
+        tab_to(alone, LOCK)
+        alone.keyboard.press("Enter")
+        alone.wait_for_function("() => document.body.innerText.includes('Locked:')", timeout=TIMEOUT_MS)
+        assert any(c in alone.locator("[data-testid=stMain]").inner_text() for c in choice)
+        tab_to(alone, "e.closest('.st-key-lesson_reveal')")
+        alone.keyboard.press("Enter")
+        alone.wait_for_selector(".st-key-lesson_result", timeout=TIMEOUT_MS)
+        alone.keyboard.press("ArrowRight")                                   # next step, by the keys
+        alone.wait_for_function("() => location.search.includes('step=3')", timeout=TIMEOUT_MS)
+
+        teacher, code = open_room(contexts[0], server, step=2)
+        student = open_page(contexts[1], server, student_path(code))
+        assert not violations(student), violations(student)                  # a student's room view
+        tab_to(student, "e.closest('.st-key-room_nickname')")
+        student.keyboard.type("Kay")
+        student.keyboard.press("Enter")
+        tab_to(student, RADIO)
+        student.keyboard.press("Space")
+        tab_to(student, LOCK)
+        student.keyboard.press("Enter")
+        wait_count(teacher, "1 of 1 predicted")
+        assert teacher.locator(".st-key-room_count").get_attribute("role") == "status"   # announced politely
+        phone = chromium.new_context(viewport=PHONE)
+        contexts.append(phone)
+        small = open_page(phone, server, student_path(code))
+        assert not violations(small), violations(small)
+    finally:
+        closing(contexts)
