@@ -32,6 +32,8 @@ summary:focus-visible, [tabindex]:focus-visible {{ outline: 3px solid #3558c7 !i
 #explorer-skip {{ position: fixed; left: 0.5rem; top: -3rem; z-index: 1000000; padding: 0.5rem 0.75rem;
   background: #3558c7; color: #fff; border-radius: 0.25rem; font-weight: 600; text-decoration: none; }}
 #explorer-skip:focus {{ top: 0.5rem; }}
+/* A formula wider than a 320 px screen scrolls in its own box instead of being cut (1.4.10). */
+.katex-display {{ overflow-x: auto; overflow-y: hidden; }}
 @media (prefers-reduced-motion: reduce) {{ *, *::before, *::after {{ transition: none !important;
   animation: none !important; scroll-behavior: auto !important; }} }}
 </style>"""
@@ -57,6 +59,7 @@ function label() {{
     d.setAttribute('role', 'region');
     d.setAttribute('aria-label', 'Diagram (scrolls sideways)');
   }}
+  for (const m of document.querySelectorAll('.katex-display:not([tabindex])')) m.tabIndex = 0;   // it may scroll
   const count = document.querySelector('.st-key-room_count');
   if (count && count.getAttribute('role') !== 'status') {{ count.setAttribute('role', 'status');
     count.setAttribute('aria-live', 'polite'); }}

@@ -50,6 +50,13 @@ BASE_CSS = """
 [class*="st-key-drawing_"] [data-testid=stElementContainer] { max-width: none !important; }
 /* A lesson's "Step X of N" reads as a label, not a caption. */
 .st-key-lesson_nav [data-testid=stCaptionContainer] b { font-size: 1rem; }
+/* 320 px (WCAG 1.4.10, a phone at 200% zoom): Back, the step and Next still fit one row. */
+@media (max-width: 360px) {
+  .st-key-lesson_nav { gap: 0.5rem !important; }
+  .st-key-lesson_nav .st-key-lesson_prev, .st-key-lesson_nav .st-key-lesson_next
+    { flex: 0 0 4.5rem !important; width: 4.5rem !important; max-width: 4.5rem !important; min-width: 0 !important; }
+  .st-key-lesson_nav button { width: 100% !important; min-width: 0 !important; padding: 0 0.3rem !important; }
+}
 /* A phone: its title in two lines rather than four, and no chart toolbar (a touch screen shows it always,
    over the chart's title; the PNG and SVG buttons stay under each chart). */
 @media (max-width: 640px) {

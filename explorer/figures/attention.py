@@ -189,7 +189,14 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
         traces.append(go.Heatmap(z=grey, colorscale=[[0, MASK_GREY], [1, MASK_GREY]], showscale=False,
                                  hoverongaps=False, name="masked", hoverinfo="skip"))
     axis = dict(showticklabels=False, showgrid=False, zeroline=False, ticks="")
-    return figure(traces, title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations, meta=m,
+    sharp = np.nan_to_num(p.max(axis=-1)).mean(axis=-1)                  # (L, H) each query's top weight, averaged
+    li, hi = np.unravel_index(int(np.argmax(sharp)), sharp.shape)
+    qi, ki = np.unravel_index(int(np.nanargmax(p[li, hi])), (q, k))
+    summary = (f"{n_l} layers by {n_h} heads; the sharpest head is {names[li]} H{hi} (its queries' top weight "
+               f"{sharp[li, hi]:.2f} on average), most of all from {q_labels[qi]} (position {qi}) to "
+               f"{k_labels[ki]} (position {ki}) at {p[li, hi, qi, ki]:.2f}")   # describe.py reads it
+    return figure(traces, title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations,
+                  meta=dict(m, summary=summary),
                   margin=dict(l=20, r=20), xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
                   yaxis=dict(axis, range=[grid.shape[0] - 0.5, -m["row_gap"] - 0.5], scaleanchor="x",
                              constrain="domain"))

@@ -1,7 +1,8 @@
 """A chart in words and as a table, for a screen reader (WCAG 1.1.1): `describe(fig)` says in a sentence or
 two what the figure's own data show (the largest cell of a heatmap and where it is, each curve's start, end
-and extreme, the largest bar), and `table(fig)` gives its data as rows. Both read only the figure, so the
-words always match what is drawn; ui/widgets.py puts them beside every chart."""
+and extreme, the largest bar; a builder may put a better sentence in `layout.meta["summary"]`, as the
+attention mosaic does with its sharpest head), and `table(fig)` gives its data as rows. Both read only the
+figure, so the words always match what is drawn; ui/widgets.py puts them beside every chart."""
 
 from __future__ import annotations
 
@@ -27,26 +28,33 @@ def title(fig: go.Figure) -> str:
 
 
 def _num(v) -> str:
-    return f"{v:.3g}" if isinstance(v, int | float | np.floating | np.integer) else plain(v)
+    """A number in three figures; a label (already plain text) as it is."""
+    return f"{v:.3g}" if isinstance(v, int | float | np.floating | np.integer) else str(v)
 
 
-def _axis(trace, which: str, n: int) -> list:
+def _axis(trace, which: str, n: int, fig: go.Figure | None = None) -> list:
+    """The n labels along a trace's x or y: its own values, else the axis's tick texts at 0..n-1."""
     values = getattr(trace, which, None)
-    return list(values) if values is not None and len(values) == n else list(range(n))
+    values = list(values) if values is not None and len(values) == n else list(range(n))
+    axis = getattr(fig.layout, f"{which}axis", None) if fig is not None else None
+    if axis is not None and axis.ticktext is not None and axis.tickvals is not None:   # labels by position
+        at = {v: plain(t) for v, t in zip(axis.tickvals, axis.ticktext)}
+        return [at.get(v, v) for v in values]
+    return [plain(v) if isinstance(v, str) else v for v in values]
 
 
-def _heatmap(trace) -> str:
+def _heatmap(trace, fig) -> str:
     z = np.asarray(trace.z, dtype=float)
     if z.ndim != 2 or not np.isfinite(z).any():
         return "a heatmap with no values"
     rows, cols = z.shape
     r, c = np.unravel_index(np.nanargmax(z), z.shape)
-    y, x = _axis(trace, "y", rows), _axis(trace, "x", cols)
+    y, x = _axis(trace, "y", rows, fig), _axis(trace, "x", cols, fig)
     return (f"a heatmap of {rows} rows by {cols} columns, values from {_num(np.nanmin(z))} to "
             f"{_num(np.nanmax(z))}; the largest is at row {_num(y[r])}, column {_num(x[c])}")
 
 
-def _line(trace) -> str:
+def _line(trace, fig) -> str:
     y = np.asarray([v for v in (trace.y if trace.y is not None else ()) if v is not None], dtype=float)
     if not y.size or not np.isfinite(y).any():
         return f"{plain(trace.name) or 'a curve'} with no values"
@@ -56,7 +64,7 @@ def _line(trace) -> str:
             f"(lowest {_num(y[low])} at {_num(x[low])}, highest {_num(np.nanmax(y))})")
 
 
-def _bar(trace) -> str:
+def _bar(trace, fig) -> str:
     horizontal = trace.orientation == "h"
     values = np.asarray(trace.x if horizontal else trace.y, dtype=float)
     labels = list(trace.y if horizontal else trace.x) if (trace.y if horizontal else trace.x) is not None else []
@@ -64,15 +72,18 @@ def _bar(trace) -> str:
         return "bars with no values"
     labels = labels if len(labels) == len(values) else list(range(len(values)))
     top = int(np.nanargmax(values))
-    return f"{len(values)} bars; the largest is {plain(labels[top])} at {_num(values[top])}"
+    return f"{len(values)} bars; the largest is {_num(plain(labels[top]))} at {_num(values[top])}"
 
 
 def describe(fig: go.Figure) -> str:
     """One or two sentences of what `fig` shows, from its data."""
+    meta = fig.layout.meta
+    if isinstance(meta, dict) and meta.get("summary"):   # a builder that knows better says it (the mosaic)
+        return f"{title(fig)}: {plain(meta['summary'])}."
     parts, kinds = [], {"heatmap": _heatmap, "scatter": _line, "scattergl": _line, "bar": _bar}
     traces = [t for t in fig.data if t.type in kinds and t.visible is not False]
     for trace in traces[:MAX_TRACES]:
-        parts.append(kinds[trace.type](trace))
+        parts.append(kinds[trace.type](trace, fig))
     if len(traces) > MAX_TRACES:
         parts.append(f"and {len(traces) - MAX_TRACES} more")
     if not parts:   # a diagram: its boxes are shapes and their words annotations
@@ -92,8 +103,8 @@ def table(fig: go.Figure) -> tuple[pd.DataFrame, bool]:
                 continue
             cut |= z.shape[0] > MAX_ROWS or z.shape[1] > MAX_COLS
             z = z[:MAX_ROWS, :MAX_COLS]
-            cols = [plain(c) for c in _axis(trace, "x", np.asarray(trace.z).shape[1])][:MAX_COLS]
-            rows = [plain(r) for r in _axis(trace, "y", np.asarray(trace.z).shape[0])][:MAX_ROWS]
+            cols = [str(c) for c in _axis(trace, "x", np.asarray(trace.z).shape[1], fig)][:MAX_COLS]
+            rows = [str(r) for r in _axis(trace, "y", np.asarray(trace.z).shape[0], fig)][:MAX_ROWS]
             frame = pd.DataFrame(np.round(z, 4), index=rows, columns=_unique(cols))
             frame.index.name = name
             return frame, cut                       # one heatmap is one table

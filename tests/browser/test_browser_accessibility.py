@@ -17,6 +17,7 @@ from ui import menu
 pytestmark = pytest.mark.browser
 
 AXE = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text()
+NARROW = {"width": 320, "height": 640}
 TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
 RUN = """async (tags) => { const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
   return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
@@ -46,7 +47,7 @@ def charts_described(page) -> None:
 
 def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
     found = {}
-    for viewport, pages in ((DESKTOP, menu.PAGES), (PHONE, menu.PAGES[:3])):
+    for viewport, pages in ((DESKTOP, menu.PAGES), (PHONE, menu.PAGES[:3]), (NARROW, menu.PAGES)):
         page = chromium.new_page(viewport=viewport)
         try:
             for p in pages:
@@ -55,6 +56,8 @@ def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
                 assert page.evaluate("document.documentElement.lang") == "en"
                 charts_described(page)
                 found.update({f"{p.url} at {viewport['width']}": v for v in [violations(page)] if v})
+                if viewport is NARROW:   # 320 px, a phone at 200% zoom: nothing scrolls the page sideways (1.4.10)
+                    assert page.evaluate("document.documentElement.scrollWidth") <= NARROW["width"], p.url
         finally:
             page.close()
     assert not found, found
@@ -96,6 +99,19 @@ def tab_to(page, wanted: str, most: int = 80) -> dict:
 
 RADIO = "e.type === 'radio' && e.closest('.st-key-lesson_choice')"
 LOCK = "e.closest('.st-key-lesson_lock')"
+
+
+def test_a_lesson_step_fits_320_px(server, chromium):
+    page = chromium.new_page(viewport=NARROW)
+    try:
+        page.goto(f"{server}/lessons?lesson=ch2&step=2")
+        wait_rendered(page)
+        for key in ("lesson_prev", "lesson_next", "lesson_lock"):
+            box = page.locator(f".st-key-{key} button:visible").bounding_box()
+            assert box["x"] >= 0 and box["x"] + box["width"] <= NARROW["width"], (key, box)
+        assert not violations(page), violations(page)
+    finally:
+        page.close()
 
 
 def test_a_lesson_question_and_a_room_by_keyboard_alone(server, chromium):
