@@ -153,3 +153,27 @@ def test_a_lesson_question_and_a_room_by_keyboard_alone(server, chromium):
         assert not violations(small), violations(small)
     finally:
         closing(contexts)
+
+
+def test_training_by_keyboard_and_no_trap_on_the_attention_page(server, chromium):
+    page = chromium.new_page(viewport=DESKTOP)
+    try:
+        page.goto(f"{server}/train")
+        wait_rendered(page)
+        tab_to(page, "e.closest('.st-key-train_start')")
+        page.keyboard.press("Enter")                                         # a run starts...
+        page.wait_for_selector(".st-key-train_stop button:not([disabled])", timeout=TIMEOUT_MS)
+        tab_to(page, "e.closest('.st-key-train_stop')", most=200)
+        page.keyboard.press("Enter")                                         # ...and stops, by the keyboard
+        page.wait_for_selector(".st-key-train_stop button[disabled]", timeout=TIMEOUT_MS)
+        page.goto(f"{server}/attention")
+        wait_rendered(page)
+        seen = set()
+        for _ in range(60):   # the close-up's slider, the popovers, the charts: Tab always moves on
+            page.keyboard.press("Tab")
+            seen.add(page.evaluate("() => { const e = document.activeElement; return e.outerHTML.slice(0, 120) + "
+                                   "[...document.querySelectorAll('*')].indexOf(e); }"))
+        assert len(seen) >= 30, f"Tab stayed among {len(seen)} elements"
+        assert page.evaluate("() => !!document.activeElement.closest('[data-testid=stSidebar], [data-testid=stMain]')")
+    finally:
+        page.close()
