@@ -75,6 +75,7 @@ def test_every_lesson_step_has_no_serious_violation(server, chromium, mode):
                     page.locator(".st-key-lesson_next button:visible").click()
                     page.wait_for_function(f"() => location.search.includes('step={k}')", timeout=TIMEOUT_MS)
                 wait_rendered(page)
+                charts_described(page)
                 bad = violations(page)
                 if bad:
                     found[f"{lesson.id} step {k}{mode}"] = bad
