@@ -142,6 +142,7 @@ class Task:
     fixed_length = False
     own_text = False
     symbol_sequences = False  # sequences of the integers 1..n_symbols
+    metric_parts: tuple[str, ...] = ()  # parts of the target measured apart: <part>_loss, <part>_acc (evaluate)
 
     def __init_subclass__(cls, name: str = "", **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -267,6 +268,10 @@ class Task:
 
     def expected_cross_attention(self, src_ids) -> np.ndarray | None:
         return None
+
+    def metric_masks(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """For each of `metric_parts`, the (B, T) bool mask of its target positions in `batch`."""
+        return {}
 
     # -- models ----------------------------------------------------------------------------
     def _model_fields(self, base: ModelConfig) -> dict:
