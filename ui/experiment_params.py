@@ -25,7 +25,7 @@ SHORT = {"pe-order": "PE and order", "pre-post-ln": "Pre-LN vs Post-LN", "residu
          "label-smoothing": "Label smoothing", "alignment-heads": "Alignment heads", "heads": "Heads",
          "length": "Length", "pe-types": "PE types", "decoding": "Decoding", "lm-length": "LM length",
          "attn-scale": "Attention scale", "d-head": "Head width", "scan": "SCAN",
-         "sweep": "Sweep"}
+         "induction-heads": "Induction heads", "sweep": "Sweep"}
 MAIN = ("x_axis", "x_values", "y_axis", "y_values", "seeds", "steps", "metric")  # shown outside "More"
 CHOICES = {"encodings": POS_ENCODINGS, "x_axis": tuple(AXES), "y_axis": tuple(AXES),
            "metric": ("val_exact", "val_token_acc"), "task": tuple(TASK_PRESETS)}
