@@ -29,10 +29,11 @@ class TaskConfig(FromDict):
     """Which toy task, how long its sequences are and how many of them; everything else is seeded."""
 
     name: str = "reversal"
-    n_symbols: int = 10   # reversal/copy/sort read integers 1..n_symbols; order: number of distractors
-    min_len: int = 4      # sequence lengths; order/order-vectors: T; char-lm: context window
+    n_symbols: int = 10   # reversal/copy/sort read integers 1..n_symbols; order: number of distractors;
+                          # induction: its random tokens; modular-add: the modulus p
+    min_len: int = 4      # sequence lengths; order/order-vectors: T; char-lm: context window; induction: a half's
     max_len: int = 8
-    n_train: int = 10_000
+    n_train: int = 10_000  # modular-add: n_train / p² is the training fraction
     n_val: int = 500
     seed: int = 0
     dim: int = 16         # order-vectors: vector width D
