@@ -32,9 +32,11 @@ def evaluate(model: nn.Module, task: Task, max_examples: int = 200, batch_size: 
              exact: bool = True) -> dict:
     """val_loss (plain cross-entropy), val_token_acc (teacher forced) and val_exact: greedy-decoded
     sequence equals the target (seq2seq), accuracy (classify), next-token accuracy (lm); exact=False
-    leaves it out (None): greedy decoding costs most of an evaluation."""
+    leaves it out (None): greedy decoding costs most of an evaluation. A task with `metric_parts` adds
+    <part>_loss and <part>_acc for each (induction: the repeated half apart from the first)."""
     kind = KINDS[task.kind]
     loss_sum = hits = count = right = n_tok = 0.0
+    parts = {name: [0.0, 0, 0] for name in task.metric_parts}   # loss sum, right, tokens
     seen = 0
     with inference(model):
         for batch in task.iter_val(batch_size):
@@ -48,14 +50,24 @@ def evaluate(model: nn.Module, task: Task, max_examples: int = 200, batch_size: 
             loss_sum += float(F.cross_entropy(logits.flatten(0, -2), target.flatten(),
                                               ignore_index=ignore, reduction="sum"))
             real = target != ignore
+            for name, mask in task.metric_masks(batch).items():
+                losses = F.cross_entropy(logits.transpose(1, -1), target, ignore_index=ignore,
+                                         reduction="none")                          # (B, T), 0 where ignored
+                part = parts[name]
+                part[0] += float(losses[mask].sum())
+                part[1] += int(((logits.argmax(-1) == target) & mask).sum())
+                part[2] += int(mask.sum())
             right += int(((logits.argmax(-1) == target) & real).sum())
             n_tok += int(real.sum())
             if exact:
                 h, c = kind.exact(model, batch, logits)
                 hits, count = hits + h, count + c
     n_tok = max(n_tok, 1)
-    return {"val_loss": loss_sum / n_tok, "val_token_acc": right / n_tok,
-            "val_exact": hits / max(count, 1) if exact else None}
+    out = {"val_loss": loss_sum / n_tok, "val_token_acc": right / n_tok,
+           "val_exact": hits / max(count, 1) if exact else None}
+    for name, (loss, hit, n) in parts.items():
+        out[f"{name}_loss"], out[f"{name}_acc"] = loss / max(n, 1), hit / max(n, 1)
+    return out
 
 
 def snapshot(model: nn.Module, task: Task, step: int = 0) -> AttentionSnapshot:

@@ -19,9 +19,11 @@ from explorer.jobs.budget import MAX_RUN_SECONDS, MAX_TRAIN_BYTES, check_budget
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 
-CAPS = {  # the largest value a run may ask for: 12 layers is the deepest stack the seeds' experiments train
+# the largest value a run may ask for: 12 layers is the deepest stack the seeds' experiments train; batches of
+# 2048 rows hold modular-add's full batch (1,740 rows of 4 tokens; check_budget still bounds the memory)
+CAPS = {
     "d_model": 512, "n_heads": 16, "n_encoder_layers": 12, "n_decoder_layers": 12, "d_ff": 2048, "max_len": 512,
-    "steps": 100_000, "batch_size": 1024,
+    "steps": 100_000, "batch_size": 2048,
 }
 ALIASES = {"n_layers": "n_encoder_layers", "layers": "n_encoder_layers"}  # a search's and the CLI's depth
 MAX_SEARCH_WORK = 24_000   # trials x steps one search may take on the app's shared server

@@ -45,13 +45,15 @@ class StepMetrics:
     val_exact: float | None = None
     snapshot: AttentionSnapshot | None = None
     stopped: str | None = None
+    parts: tuple[tuple[str, float | None], ...] = ()   # the task's metric_parts measured: ("repeat_acc", 0.9)...
 
     def to_row(self, labels: tuple[str, ...] | None = None) -> dict:
-        """Flat dict for a DataFrame; per-block gradient norms become grad_<label> columns."""
+        """Flat dict for a DataFrame; per-block gradient norms become grad_<label> columns, parts their own."""
         row = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-               if f.name not in ("grad_norms", "snapshot")}
+               if f.name not in ("grad_norms", "snapshot", "parts")}
         labels = labels or tuple(str(i) for i in range(len(self.grad_norms)))
         row.update({f"grad_{label.replace(' ', '_')}": g for label, g in zip(labels, self.grad_norms)})
+        row.update(dict(self.parts))
         return row
 
 
@@ -144,6 +146,7 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
     weights = [p.detach() for p in params]
     backup = [w.clone() for w in weights]
     by_length = cfg.batching == "by-length"
+    part_keys = tuple(f"{name}_{what}" for name in task.metric_parts for what in ("loss", "acc"))
     model.train()
     while state.step < cfg.steps:
         start, step, lr = time.perf_counter(), state.step + 1, lr_at(state.step, cfg)
@@ -170,7 +173,8 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
             state.optimizer.zero_grad(set_to_none=True)
             state.elapsed += time.perf_counter() - start
             rec = StepMetrics(step, loss_v, lr, token_acc, seq_acc, total, tuple(norms), ent, state.elapsed,
-                              stopped=f"diverged: {problem} at step {step}; kept the weights of step {step - 1}")
+                              stopped=f"diverged: {problem} at step {step}; kept the weights of step {step - 1}",
+                              parts=tuple((key, None) for key in part_keys))
             state.history.append(rec)
             yield rec
             return
@@ -178,6 +182,8 @@ def train_steps(model: nn.Module, task: Task, cfg: TrainConfig,
         extra = {}
         if step == cfg.steps or (cfg.eval_every and step % cfg.eval_every == 0):
             extra = evaluate(model, task, cfg.eval_examples)
+        # every record names the same parts (None between evaluations), so the history stays one table
+        extra["parts"] = tuple((key, extra.pop(key, None)) for key in part_keys)
         if cfg.snapshot_every and step % cfg.snapshot_every == 0:
             extra["snapshot"] = snapshot(model, task, step)
         state.elapsed += time.perf_counter() - start

@@ -5,6 +5,7 @@ import numpy as np
 import streamlit as st
 
 from explorer.figures import interpret as figs
+from explorer.figures import learning as learn_figs
 from explorer.figures.attention import attention_heatmap
 from explorer.inspect import ATTENTION_KINDS
 from explorer.interpret import FFN_KINDS, grid
@@ -238,6 +239,37 @@ def training_view(sel, ver: str) -> None:
                "specialises (its line climbs) and which ones never do, or collapse onto one key (entropy near 0).")
 
 
+# ----------------------------------------------------------------------------- how it learned
+def learning_view(sel, ver: str) -> None:
+    name = inside.learning_source(sel)
+    if name is None:
+        st.info("This view follows how the shipped models induction, induction-1l and modular-add learned: pick "
+                "one in the sidebar.", icon=":material/info:")
+        return
+    try:
+        seen = inside.learned(name, ver)
+    except ValueError as err:
+        st.info(md_text(str(err)), icon=":material/info:")
+        return
+    if "heads" in seen:
+        best = seen["now"].loc[seen["now"]["induction"].idxmax()]
+        widgets.chart(learn_figs.induction_over_training(seen["heads"], seen["history"],
+                                                         title="Each head's induction score over training"))
+        st.markdown(f"The loss on the repeated half falls fastest at step **{seen['phase_step']}**. Now the best "
+                    f"head is layer {int(best['layer'])} head {int(best['head'])}, induction score "
+                    f"**{best['induction']:.2f}** (attention from a repeated token to the one after its earlier "
+                    "occurrence).")
+        widgets.chart(learn_figs.induction_over_training(seen["heads"], None, metric="previous_token",
+                                                         title="Each head's previous-token score over training"))
+        st.caption("Dotted: the first layer. An induction head in layer 1 reads what a previous-token head in "
+                   "layer 0 wrote; one layer alone has nothing to read.")
+        return
+    widgets.chart(learn_figs.grokking_curves(seen["curves"], title="Memorising, then generalising"))
+    widgets.chart(learn_figs.fourier_spectrum(seen["spectrum"], title="Which frequencies carry the embeddings"))
+    st.markdown(f"At the end the key frequencies are **{', '.join(map(str, seen['key']))}** (of 0-{seen['p'] // 2}): "
+                "the embeddings became a few waves around the circle of residues mod p.")
+
+
 st.title("Inside the model")
 st.markdown("Attention maps show where a head looks, not whether it matters: knock parts of the sidebar's model "
             "out, read its layers early, patch activations between two inputs.")
@@ -246,5 +278,5 @@ chosen = st.segmented_control("Look at", list(inside.VIEWS), format_func=inside.
                               required=True, key=inside.VIEW, **links.SHARED)
 version = inspecting.version(selected)
 DRAW = {"ablation": ablation_view, "lens": lens_view, "patching": patching_view, "embeddings": embeddings_view,
-        "training": training_view}
+        "training": training_view, "learning": learning_view}
 DRAW[chosen](selected, version)

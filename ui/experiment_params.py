@@ -25,7 +25,8 @@ SHORT = {"pe-order": "PE and order", "pre-post-ln": "Pre-LN vs Post-LN", "residu
          "label-smoothing": "Label smoothing", "alignment-heads": "Alignment heads", "heads": "Heads",
          "length": "Length", "pe-types": "PE types", "decoding": "Decoding", "lm-length": "LM length",
          "attn-scale": "Attention scale", "d-head": "Head width", "scan": "SCAN",
-         "sweep": "Sweep"}
+         "induction-heads": "Induction heads",
+         "grokking": "Grokking", "sweep": "Sweep"}
 MAIN = ("x_axis", "x_values", "y_axis", "y_values", "seeds", "steps", "metric")  # shown outside "More"
 CHOICES = {"encodings": POS_ENCODINGS, "x_axis": tuple(AXES), "y_axis": tuple(AXES),
            "metric": ("val_exact", "val_token_acc"), "task": tuple(TASK_PRESETS)}
@@ -81,7 +82,7 @@ def _widget(exp: Experiment, base, field: str, prefix: str, values: dict):
     if isinstance(default, bool) or isinstance(default, str):
         return st.text_input(label, str(default), key=key, **kw)
     if isinstance(default, float):
-        step = 10 ** math.floor(math.log10(default)) if default > 0 else 0.01
+        step = 10.0 ** math.floor(math.log10(default)) if default > 0 else 0.01   # a float: 1.0 gives 1.0
         return st.number_input(label, value=default, step=step, format="%g", key=key, **kw)
     return st.number_input(label, value=default, step=1, key=key, **kw)
 

@@ -13,6 +13,7 @@ import streamlit as st
 
 from explorer import interpret
 from explorer.analysis import views
+from explorer.interpret import learning
 from explorer.interpret.parts import inputs
 from explorer.interpret.stored import STORED_N, ablation_table
 from explorer.store import checkpoints, runs, snapshots
@@ -33,7 +34,7 @@ N_EXAMPLES = STORED_N  # validation examples an ablation measures: the Attention
 THIS_JOB = "this session's run"
 
 VIEWS = {"ablation": "Head ablation", "lens": "Logit lens", "patching": "Patching", "embeddings": "Embeddings",
-         "training": "Over training"}
+         "training": "Over training", "learning": "How it learned"}
 
 
 def ablation_link(kind: str, layer: int, head: int) -> dict:
@@ -123,6 +124,19 @@ def heads_table(source: str) -> tuple[pd.DataFrame, float]:
     return saved_heads(source, path.stat().st_mtime)
 
 
+# ---------------------------------------------------------------------------- how it learned
+def learning_source(sel) -> str | None:
+    """The sidebar's model when it is a shipped model of explorer.interpret.learning.LEARNING_TASKS."""
+    kind, _, name = sel.key.partition(":")
+    shipped = {e["name"]: e["task"]["name"] for e in checkpoints.pretrained_manifest()}
+    return name if kind == "pretrained" and shipped.get(name) in learning.LEARNING_TASKS else None
+
+
+@st.cache_data(max_entries=8, show_spinner="Reading how it learned…")
+def learned(name: str, version: str) -> dict:
+    return learning.how_it_learned(name)
+
+
 def top_labels(lens_view: interpret.Lens) -> np.ndarray:
     """The likeliest token of each (layer, position) as text."""
     return np.array(lens_view.vocab, dtype=object)[lens_view.top(1)[..., 0]]
@@ -130,5 +144,5 @@ def top_labels(lens_view: interpret.Lens) -> np.ndarray:
 
 __all__ = ["CHART", "DIMS", "HEAD", "KIND", "LAYER", "LINES", "LINKED", "METRIC", "MODE", "N_EXAMPLES", "PAGE",
            "POSITION", "RUN", "TABLE", "THIS_JOB", "VIEW", "VIEWS", "ablation", "ablation_link", "answer_without",
-           "geometry", "heads_table", "lens", "linked_focus", "patching", "runs_with_snapshots",
-           "shipped_with_snapshots", "snapshot_sources", "top_labels"]
+           "geometry", "heads_table", "learned", "learning_source", "lens", "linked_focus", "patching",
+           "runs_with_snapshots", "shipped_with_snapshots", "snapshot_sources", "top_labels"]

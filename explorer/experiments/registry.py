@@ -8,7 +8,9 @@ from explorer.experiments import (
     attn_scale,
     beam,
     d_head,
+    grokking,
     heads,
+    induction_heads,
     label_smoothing,
     length,
     lm_length,
@@ -24,7 +26,7 @@ from explorer.experiments.params import takes_own_data
 
 EXPERIMENTS: dict[str, Experiment] = {m.EXPERIMENT.name: m.EXPERIMENT for m in (
     pe_order, norm, residuals, label_smoothing, alignment, heads, length, pe_types, beam, lm_length, attn_scale,
-    d_head, scan, sweep)}
+    d_head, scan, induction_heads, grokking, sweep)}
 
 
 def own_data_experiments() -> list[str]:

@@ -21,5 +21,6 @@ Import the module a figure lives in; this package re-exports nothing.
     diagram       the block diagram of a ModelConfig, its boxes sized to hold their text
     timelapse     timelapse_figure: a run's attention snapshots on a z_slider, step by step
     interpret     ablation_heatmap, parts_bars, lens_heatmap, patching_heatmap: Inside the model's views
+    learning      induction_over_training (heads and the repeated half's loss), grokking_curves, fourier_spectrum
     projector     for_projector: any figure with a projector's larger text and, for dim rooms, dark
 """

@@ -13,12 +13,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import torch
 
 from explorer.analysis.views import head_entropy, match_scores
 from explorer.evaluation import AttentionSnapshot
 from explorer.store import checkpoints, runs, shipped, snapshots
 from explorer.store.checkpoints import read_meta
-from explorer.store.snapshots import load_snapshots, save_snapshots
+from explorer.store.snapshots import load_snapshots, save_snapshots, save_weights
 from explorer.tasks import Task, TaskConfig, make_task
 
 COLUMNS = ["step", "kind", "layer", "head", "entropy", "match"]
@@ -38,13 +39,27 @@ def reference(task: Task, snap: AttentionSnapshot) -> np.ndarray | None:
     return np.eye(q, k, -1) if snap.kind == "dec_self" else None
 
 
+WEIGHTS_OVER_TRAINING = ("modular-add",)   # tasks whose replay also keeps the token embeddings and weight norm
+
+
 def replay_snapshots(name: str, every: int = 20) -> Path:
     """Train shipped model `name` again from its recipe, recording a snapshot every `every` steps, and keep them
     in snapshots.shipped_folder()/name if the replay ends with exactly the shipped weights (snapshots only read the
     model, so it does when the CPU kernels are those it was built with: explorer.store.shipped.KERNELS)."""
 
     r = shipped.shipped_model(name)
-    model, _, history = shipped.train_shipped(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)))
+    weights = {"steps": [], "embeddings": [], "norms": []}
+
+    def keep_weights(model, rec) -> None:   # modular addition's Fourier features form in the embeddings
+        if rec.step % every == 0 or rec.step == 1:
+            weights["steps"].append(rec.step)
+            weights["embeddings"].append(model.decoder.embed.weight.detach().clone())
+            weights["norms"].append(float(torch.linalg.vector_norm(torch.cat([p.detach().flatten()
+                                                                             for p in model.parameters()]))))
+
+    watch = keep_weights if r.task.name in WEIGHTS_OVER_TRAINING else None
+    model, _, history = shipped.train_shipped(dataclasses.replace(r, train=r.train.replace(snapshot_every=every)),
+                                              watch=watch)
     kept, _ = checkpoints.load_pretrained(name)
     ours, theirs = model.state_dict(), kept.state_dict()
     off = max(float((ours[k] - theirs[k]).abs().max()) for k in theirs)
@@ -54,6 +69,8 @@ def replay_snapshots(name: str, every: int = 20) -> Path:
                          f"are not that model's; run it with {kernels}")
     folder = snapshots.shipped_folder() / name
     folder.mkdir(parents=True, exist_ok=True)
+    if watch is not None:
+        save_weights(folder, weights["steps"], torch.stack(weights["embeddings"]), weights["norms"])
     return save_snapshots(folder, [h.snapshot for h in history if h.snapshot is not None])
 
 

@@ -6,7 +6,7 @@ the class answers before the measurement is shown.
     step = lesson.steps[0]                   # title, text, view(values) -> View, controls, question, try_it
     step.question.reveal(step.question.stored())   # -> Reveal: answer, correct choices or value, view, verdict
 
-The lesson ids (`ch2`, `lesson46`, `module6`) are part of every shared link: never rename one.
+The lesson ids (`ch2`, `lesson46`, `module6`, `learning`) are part of every shared link: never rename one.
 A teacher's own lessons are TOML files in EXPLORER_LESSONS_DIR (explorer/lessons/files.py, folder.py):
 `all_lessons()` and `find_lesson(id)` include them beside the shipped ones.
 `python -m explorer lessons` lists the questions and whether their results are stored; `--build`
@@ -15,7 +15,7 @@ computes the missing ones into pretrained/experiments/ (explorer/cli/lessons.py)
 
 from __future__ import annotations
 
-from explorer.lessons import ch2, folder, lesson46, module6
+from explorer.lessons import ch2, folder, learning, lesson46, module6
 from explorer.lessons.base import (
            SHIPPED_RESULTS,
            Control,
@@ -28,7 +28,7 @@ from explorer.lessons.base import (
            in_students_words,
 )
 
-LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6)}   # the shipped ones
+LESSONS: dict[str, Lesson] = {m.LESSON.id: m.LESSON for m in (ch2, lesson46, module6, learning)}   # the shipped ones
 
 
 def all_lessons() -> dict[str, Lesson]:

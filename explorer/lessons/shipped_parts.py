@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import re
 
-from explorer.lessons import ch2, lesson46, module6
+from explorer.lessons import ch2, learning, lesson46, module6
 from explorer.lessons.base import Lesson, Step
 from explorer.lessons.params import Measurement, NamedView, control_param
 
-SHIPPED: tuple[Lesson, ...] = (ch2.LESSON, lesson46.LESSON, module6.LESSON)
+SHIPPED: tuple[Lesson, ...] = (ch2.LESSON, lesson46.LESSON, module6.LESSON, learning.LESSON)
 
 
 def slug(text: str) -> str:

@@ -88,7 +88,9 @@ def _preset(name: str) -> tuple[TaskConfig, ModelConfig, TrainConfig]:
 
 _REVERSAL_TASK, _REVERSAL, _REVERSAL_TRAIN = _preset("reversal-fast")
 _ORDER_TASK, _ORDER, _ORDER_TRAIN = _preset("order")
+_INDUCTION_TASK, _INDUCTION, _INDUCTION_TRAIN = _preset("induction")
 EXACT = "val_exact"
+REPEAT = "repeat_acc"   # next-token accuracy on the repeated half (explorer/tasks/learning.py)
 
 SHIPPED: tuple[ShippedModel, ...] = (
     ShippedModel("reversal-fast", "Reverses 4-8 digits (1-10). Pre-LN, sinusoidal positions, 2+2 layers: "
@@ -122,6 +124,15 @@ SHIPPED: tuple[ShippedModel, ...] = (
     ShippedModel("scan-simple", "SCAN commands to actions (Lake & Baroni 2018), its random split: nearly perfect on "
            "commands it never saw; experiment scan trains the same recipe on the length and add-jump splits.",
            *_preset("scan-simple"), Quality(EXACT, min=0.98)),
+    ShippedModel("induction", "A random half, then the same half again: two layers (rotary positions) form an "
+           "induction head, which finds the current token earlier on and copies the one after it.",
+           _INDUCTION_TASK, _INDUCTION, _INDUCTION_TRAIN, Quality(REPEAT, min=0.9)),
+    ShippedModel("induction-1l", "Twin of induction with one layer: no earlier layer can mark each token with the "
+           "one before it, so no induction head forms and the repeated half stays mostly unpredicted.",
+           _INDUCTION_TASK, _INDUCTION.replace(n_decoder_layers=1), _INDUCTION_TRAIN, Quality(REPEAT, max=0.6)),
+    ShippedModel("modular-add", "a + b = (a + b) mod 59, trained full-batch on half the pairs with weight decay: "
+           "it memorises them first and generalises (groks) to the other half much later.",
+           *_preset("modular-add"), Quality(EXACT, min=0.98)),
 )
 SHIPPED_NAMES = tuple(r.name for r in SHIPPED)
 DEFAULT_MODEL = SHIPPED[0].name
@@ -179,8 +190,10 @@ def _size(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.iterdir() if p.is_file())
 
 
-def train_shipped(r: ShippedModel, progress: Callable[[StepMetrics], None] | None = None):
-    """(trained model, task, history of StepMetrics): deterministic from r.train.seed on one thread."""
+def train_shipped(r: ShippedModel, progress: Callable[[StepMetrics], None] | None = None,
+                  watch: Callable[[torch.nn.Module, StepMetrics], None] | None = None):
+    """(trained model, task, history of StepMetrics): deterministic from r.train.seed on one thread. `watch`
+    sees the model after each step (it must only read it: the replays record weights over training)."""
     task = make_task(r.task)
     model = build_model(r.model_config(task), seed=r.train.seed)
     threads = torch.get_num_threads()
@@ -192,6 +205,8 @@ def train_shipped(r: ShippedModel, progress: Callable[[StepMetrics], None] | Non
             history.append(rec)
             if progress is not None:
                 progress(rec)
+            if watch is not None:
+                watch(model, rec)
     finally:
         torch.set_num_threads(threads)  # train_steps set one thread; leave the caller's setting
     return model.eval(), task, history

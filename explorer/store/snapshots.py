@@ -15,6 +15,7 @@ from explorer.evaluation import AttentionSnapshot
 from explorer.store import checkpoints
 
 SNAPSHOTS_FILE = "snapshots.safetensors"
+WEIGHTS_FILE = "weights.safetensors"
 
 
 def shipped_folder() -> Path:
@@ -38,6 +39,30 @@ def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:
     return path
 
 
+def save_weights(directory, steps: list[int], embeddings: torch.Tensor, norms: list[float]) -> Path:
+    """Weights over training beside the snapshots: token embeddings (N, V, d_model) and the total weight norm
+    at each of `steps` (explorer.interpret.over_training.replay_snapshots keeps them for modular addition); the
+    embeddings in float16, as the attention snapshots (enough for their spectrum, half the bytes)."""
+    path = Path(directory) / WEIGHTS_FILE
+    tmp = path.with_name(f".{path.name}.tmp")
+    safetensors.torch.save_file({"steps": torch.tensor(steps, dtype=torch.int64), "embeddings": embeddings.half(),
+                                 "weight_norm": torch.tensor(norms, dtype=torch.float64)}, str(tmp))
+    tmp.chmod(0o644)
+    tmp.replace(path)
+    return path
+
+
+def load_weights(directory) -> dict[str, torch.Tensor] | None:
+    """What save_weights kept in directory (steps, embeddings, weight_norm), or None."""
+    path = Path(directory) / WEIGHTS_FILE
+    if not path.is_file():
+        return None
+    with safetensors.safe_open(str(path), framework="pt") as f:
+        kept = {k: f.get_tensor(k) for k in ("steps", "embeddings", "weight_norm")}
+    kept["embeddings"] = kept["embeddings"].float()
+    return kept
+
+
 def load_snapshots(directory) -> list[AttentionSnapshot]:
     """The snapshots saved in directory, oldest first ([] when it keeps none or the file cannot be read)."""
     path = Path(directory) / SNAPSHOTS_FILE
@@ -53,4 +78,4 @@ def load_snapshots(directory) -> list[AttentionSnapshot]:
     return [AttentionSnapshot(int(step), kind, pattern, q, k) for step, pattern in zip(steps, patterns)]
 
 
-__all__ = ["SNAPSHOTS_FILE", "load_snapshots", "save_snapshots"]
+__all__ = ["SNAPSHOTS_FILE", "WEIGHTS_FILE", "load_snapshots", "save_snapshots", "load_weights", "save_weights"]

@@ -7,7 +7,8 @@ Nothing is downloaded: sequences are drawn at random, the char-lm text lives in 
 Layout: `base` (ids, TaskConfig, Batch, Task and the TASKS it registers), `presets` (TASK_PRESETS),
 `sampling` (distinct rows), `seq2seq`
 (Reversal, Copy, Sort), `order` (Order, OrderVectors), `charlm` (CharLM) and `corpus` (its text),
-`scan` (Scan, generated from its grammar) and `own_data` (Pairs from a teacher's TSV, checks of own text).
+`scan` (Scan, generated from its grammar), `learning` (Induction, ModularAdd: how models learn)
+and `own_data` (Pairs from a teacher's TSV, checks of own text).
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from explorer.tasks.order import Order, OrderVectors
 from explorer.tasks.charlm import CharLM
 from explorer.tasks.scan import Scan
 from explorer.tasks.own_data import Pairs
+from explorer.tasks.learning import Induction, ModularAdd
 from explorer.tasks.presets import TASK_PRESETS
 # isort: on
 
@@ -48,4 +50,5 @@ def make_task(cfg: TaskConfig | str) -> Task:
 
 __all__ = ["PAD", "BOS", "EOS", "SPECIALS", "ARCH_FOR_KIND", "TASK_PRESETS",
            "TaskConfig", "Batch", "Task", "TASKS", "make_task", "Reversal", "Copy", "Sort", "Order",
-           "OrderVectors", "CharLM", "CORPUS", "Scan", "Pairs"]
+           "OrderVectors", "CharLM", "CORPUS", "Scan", "Pairs",
+           "Induction", "ModularAdd"]

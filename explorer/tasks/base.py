@@ -29,10 +29,11 @@ class TaskConfig(FromDict):
     """Which toy task, how long its sequences are and how many of them; everything else is seeded."""
 
     name: str = "reversal"
-    n_symbols: int = 10   # reversal/copy/sort read integers 1..n_symbols; order: number of distractors
-    min_len: int = 4      # sequence lengths; order/order-vectors: T; char-lm: context window
+    n_symbols: int = 10   # reversal/copy/sort read integers 1..n_symbols; order: number of distractors;
+                          # induction: its random tokens; modular-add: the modulus p
+    min_len: int = 4      # sequence lengths; order/order-vectors: T; char-lm: context window; induction: a half's
     max_len: int = 8
-    n_train: int = 10_000
+    n_train: int = 10_000  # modular-add: n_train / p² is the training fraction
     n_val: int = 500
     seed: int = 0
     dim: int = 16         # order-vectors: vector width D
@@ -142,6 +143,7 @@ class Task:
     fixed_length = False
     own_text = False
     symbol_sequences = False  # sequences of the integers 1..n_symbols
+    metric_parts: tuple[str, ...] = ()  # parts of the target measured apart: <part>_loss, <part>_acc (evaluate)
 
     def __init_subclass__(cls, name: str = "", **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -267,6 +269,10 @@ class Task:
 
     def expected_cross_attention(self, src_ids) -> np.ndarray | None:
         return None
+
+    def metric_masks(self, batch: Batch) -> dict[str, torch.Tensor]:
+        """For each of `metric_parts`, the (B, T) bool mask of its target positions in `batch`."""
+        return {}
 
     # -- models ----------------------------------------------------------------------------
     def _model_fields(self, base: ModelConfig) -> dict:

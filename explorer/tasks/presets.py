@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 
 # the classes these configs name register themselves when defined (explorer/tasks/base.py, TASKS)
-from explorer.tasks import charlm, order, scan, seq2seq  # noqa: F401
+from explorer.tasks import charlm, learning, order, scan, seq2seq  # noqa: F401
 from explorer.tasks.base import TaskConfig
 from explorer.tasks.own_data import OWN, check_text, decode, pairs_config, split_lines
 
@@ -26,6 +26,10 @@ TASK_PRESETS: dict[str, TaskConfig] = {
     "scan-simple": TaskConfig("scan", n_train=16_728, n_val=4_182, split="simple"),
     "scan-addjump": TaskConfig("scan", n_train=14_670, n_val=7_706, split="addjump"),
     "scan-length": TaskConfig("scan", n_train=16_990, n_val=3_920, split="length"),
+    # Induction heads (Olsson et al. 2022): 6-12 distinct tokens of 40, then the same tokens again.
+    "induction": TaskConfig("induction", n_symbols=40, min_len=6, max_len=12, n_train=20_000, n_val=500),
+    # Grokking (Power et al. 2022, Nanda et al. 2023): p = 59, half of the p² = 3481 pairs train, the rest validate.
+    "modular-add": TaskConfig("modular-add", n_symbols=59, n_train=1_740, n_val=1_741),
 }
 
 

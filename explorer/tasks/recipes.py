@@ -41,6 +41,16 @@ RECOMMENDED: dict[str, tuple[dict, TrainConfig]] = {
     # SCAN: one recipe for its three splits, so the experiment compares the data only (bench/README.md,
     # "More to explore: SCAN and a teacher's own data").
     **dict.fromkeys(("scan-simple", "scan-addjump", "scan-length"), (_model(64, 2), _train(1500, 2e-3))),
+    # Two layers with rotary positions: the induction head forms in a phase change near step 250 of 800
+    # (bench/README.md, "How models learn"); one layer (the shipped induction-1l) cannot form one.
+    # Evaluated every 20 steps (200 rows): the loss on the repeated half over training is the phase change.
+    "induction": (_model(64, 2, d_ff=64, pos_encoding="rope"), _train(800, 3e-3, eval_every=20)),
+    # Grokking as Nanda et al. train it, smaller: one layer, full batch, AdamW with weight decay 1, constant lr
+    # after 10 warmup steps, no clipping; training accuracy is 100% by step ~200, validation rises after ~1000
+    # (a cosine schedule decays the rate before it groks: 48% at step 1300). Every 50 steps, all of validation.
+    "modular-add": (_model(64, 1, d_ff=256, pos_encoding="learned"),
+                    _train(2000, 3e-3, warmup=10, batch_size=1_740, schedule="constant", grad_clip=0.0,
+                           weight_decay=1.0, spike_nats=0.0, eval_every=50, eval_examples=1_741)),
 }
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from explorer import interpret
-from explorer.interpret import Part
+from explorer.interpret import Part, learning
 from explorer.model import build_model
 from explorer.store import checkpoints
 from explorer.store.runs import save_run
@@ -145,3 +145,27 @@ def test_a_shipped_models_first_ablation_view_is_read_from_its_stored_table(ship
     monkeypatch.setattr(interpret, "ablate", refuse)
     at = open_app(PAGE, query={models.PRETRAINED: name})
     assert by_title(at, "What each head is worth")
+
+
+def test_how_it_learned_shows_the_induction_heads_forming_and_the_phase_change(shipped):
+    at = open_app(PAGE, query={models.PRETRAINED: "induction", inside.VIEW: "How it learned"})
+    lines = by_title(at, "Each head's induction score")["data"]
+    seen = learning.how_it_learned("induction")
+    assert len(lines) == 2 * 4 + 1 and lines[-1]["name"] == "loss on the repeated half"
+    assert max(lines[4]["y"] + lines[5]["y"] + lines[6]["y"] + lines[7]["y"]) >= 0.4     # a head of layer 1
+    assert any(f"falls fastest at step **{seen['phase_step']}**" in m.value for m in at.markdown)
+    assert by_title(at, "Each head's previous-token score")
+
+
+def test_how_it_learned_shows_grokking_and_the_key_frequencies(shipped):
+    at = open_app(PAGE, query={models.PRETRAINED: "modular-add", inside.VIEW: "How it learned"})
+    curves = by_title(at, "Memorising, then generalising")
+    assert curves["layout"]["xaxis"]["type"] == "log"
+    assert [t["name"] for t in curves["data"]] == ["training accuracy", "validation accuracy", "weight norm"]
+    assert by_title(at, "Which frequencies carry the embeddings")["data"][0]["type"] == "heatmap"
+    assert any("key frequencies are" in m.value for m in at.markdown)
+
+
+def test_how_it_learned_names_the_models_it_is_for(shipped):
+    at = open_app(PAGE, query={models.PRETRAINED: "reversal-fast", inside.VIEW: "How it learned"})
+    assert any("induction, induction-1l and modular-add" in i.value for i in at.info)

@@ -219,7 +219,7 @@ def test_training_settings_come_from_a_shared_link():
     assert err is None and cfg.steps == 120 and cfg.schedule == "constant" and cfg.threads == 2
 
 
-@pytest.mark.parametrize("preset", ["sort", "reversal-seed"])
+@pytest.mark.parametrize("preset", ["sort", "reversal-seed", "modular-add", "induction"])
 def test_the_recommended_recipe_button_loads_the_tasks_model_and_settings(preset):
     at = open_app(query={"cfg_task": preset, "cfg_norm": "Post-LN", "train_lr": "0.05"})
     at.switch_page(TRAIN).run()

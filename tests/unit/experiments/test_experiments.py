@@ -112,6 +112,32 @@ def test_order_detection_needs_positional_encoding_even_at_a_small_budget():
     assert acc["with PE"] >= 0.9 and acc["without PE"] <= 0.7
 
 
+def test_induction_heads_measures_both_depths_and_the_phase_change():
+    """The claim itself needs ~250 steps (default budget: 0.82 +- 0.03 against 0.18 +- 0.002 over 3 seeds,
+    bench/README.md); the tiny run checks what is measured and where."""
+    result = tiny("induction-heads")[0]
+    rows = result.samples.groupby(["condition", "metric"])["value"].count()
+    assert rows[("2 layers", "induction score")] == rows[("1 layer", "induction score")] == 2
+    assert rows[("2 layers", "phase change step")] == 2 and ("1 layer", "phase change step") not in rows
+    assert set(result.curves["metric"]) == {"repeat_loss"} and result.curves["step"].max() == 30
+    assert ((result.samples["value"] >= 0) & (result.samples["value"] <= 30)).all()
+
+
+def test_grokking_measures_when_each_accuracy_reaches_99_and_the_key_frequencies():
+    """Grokking itself takes ~1,500 full-batch steps (bench/README.md); the tiny run checks the measurements."""
+    result = tiny("grokking")[0]
+    values = result.samples.set_index(["condition", "seed", "metric"])["value"].sort_index()
+    for condition in ("weight decay 1", "no weight decay"):
+        for seed in (0, 1):
+            v = values[condition, seed]
+            assert v["delay (steps)"] == v["validation 99% step"] - v["train 99% step"]
+            assert 0 <= v["final validation accuracy"] <= 1 and 1 <= v["key frequencies"] <= 6   # p = 11: 0..5
+            assert v["validation 99% step"] <= 20                                               # at most the budget
+    assert set(result.curves["metric"]) == {"train_acc", "val_acc"}
+    with pytest.raises(ValueError, match="train_fraction"):
+        EXPERIMENTS["grokking"].make_params({"train_fraction": 1.0})
+
+
 def test_pre_ln_gradients_are_more_even_across_12_layers_than_post_ln():
     p = NormParams(init_layers=12)
     ratio = {norm: [] for norm in ("pre", "post")}

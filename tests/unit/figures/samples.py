@@ -22,6 +22,7 @@ from explorer.figures.interpret import (
     parts_bars,
     patching_heatmap,
 )
+from explorer.figures.learning import fourier_spectrum, grokking_curves, induction_over_training
 from explorer.figures.outputs import entropy_chart, output_heatmap
 from explorer.figures.positional import pe_heatmap, similarity_heatmap
 from explorer.figures.results import bar_with_error, sweep_heatmap
@@ -63,7 +64,18 @@ def _all_figures():
         bar_with_error(["a"], [1.0], [0.1], reference={"a": 1.0}),
         architecture_diagram(ModelConfig()),
         *_interpret_figures(),
+        *_learning_figures(),
     ]
+
+
+def _learning_figures():
+    heads = pd.DataFrame({"step": [1, 2, 1, 2], "layer": [0, 0, 1, 1], "head": [0, 0, 0, 0],
+                          "induction": [0.1, 0.1, 0.1, 0.8], "previous_token": [0.2, 0.6, 0.1, 0.1]})
+    history = pd.DataFrame({"step": [1, 2], "repeat_loss": [3.0, 0.1]})
+    curves = pd.DataFrame({"step": [1, 10, 100], "train_acc": [0.1, 1.0, 1.0], "val_acc": [0.0, None, 1.0],
+                           "weight_norm": [30.0, None, 20.0]})
+    spectrum = pd.DataFrame({"step": [1, 1, 2, 2], "frequency": [0, 1, 0, 1], "share": [0.5, 0.5, 0.1, 0.9]})
+    return [induction_over_training(heads, history), grokking_curves(curves), fourier_spectrum(spectrum)]
 
 
 def _interpret_figures():

@@ -13,7 +13,9 @@ from tests.unit.tasks.samples import PRESETS, rows_of, task, tensors
 
 def test_required_presets_exist():
     assert {"reversal-fast", "reversal-seed", "copy", "sort", "order", "order-vectors", "char-lm"} <= set(PRESETS)
-    assert set(TASKS) == {"reversal", "copy", "sort", "order", "order-vectors", "char-lm", "scan", "pairs"}
+    assert {"induction", "modular-add"} <= set(PRESETS)
+    assert set(TASKS) == {"reversal", "copy", "sort", "order", "order-vectors", "char-lm", "scan", "pairs",
+                          "induction", "modular-add"}
     assert all(TASKS[cfg.name] is type(make_task(cfg)) for cfg in TASK_PRESETS.values())
 
 
