@@ -43,7 +43,8 @@ ARCH_LABELS = {"encoder-decoder": "Encoder–decoder", "encoder": "Encoder class
 TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sort": "sort a sequence",
                "order": "does A come before B?", "order-vectors": "A before B? (vectors, as in the notebook)",
                "char-lm": "predict the next character", "scan": "SCAN: commands to actions",
-               "pairs": "your own pairs"}
+               "pairs": "your own pairs", "induction": "repeat a random half: induction heads",
+               "modular-add": "a + b mod p: grokking"}
 
 
 # ----------------------------------------------------------------------------------- helpers
