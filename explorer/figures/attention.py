@@ -23,6 +23,7 @@ from explorer.figures.layout import (
     pair_customdata,
     token_axis,
 )
+from explorer.quoting import hover
 
 ATTENTION_SCALE = "Viridis"
 MASK_GREY = "rgb(200,200,200)"
@@ -193,8 +194,8 @@ def attention_mosaic(patterns, q_labels, k_labels, title="", layer_names=None, l
     li, hi = np.unravel_index(int(np.argmax(sharp)), sharp.shape)
     qi, ki = np.unravel_index(int(np.nanargmax(p[li, hi])), (q, k))
     summary = (f"{n_l} layers by {n_h} heads; the sharpest head is {names[li]} H{hi} (its queries' top weight "
-               f"{sharp[li, hi]:.2f} on average), most of all from {q_labels[qi]} (position {qi}) to "
-               f"{k_labels[ki]} (position {ki}) at {p[li, hi, qi, ki]:.2f}")   # describe.py reads it
+               f"{sharp[li, hi]:.2f} on average), most of all from {hover(q_labels[qi])} (position {qi}) to "
+               f"{hover(k_labels[ki])} (position {ki}) at {p[li, hi, qi, ki]:.2f}")   # describe.py reads it
     return figure(traces, title, 70 + n_l * m["tile_px"] * rs / q, layout, annotations=annotations,
                   meta=dict(m, summary=summary),
                   margin=dict(l=20, r=20), xaxis=dict(axis, range=[-0.5, grid.shape[1] - 0.5], constrain="domain"),
