@@ -15,6 +15,7 @@ resume); the finished ones stay.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import shutil
 import tempfile
@@ -35,6 +36,7 @@ from explorer.search.study import (
     SearchSpec,
     best,
     counts,
+    default_storage,
     direction_of,
     fail_stale,
     failure,
@@ -142,13 +144,38 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
     study.tell(trial, out["value"] if state == TrialState.COMPLETE else None, state=state)
 
 
+_ASKING = threading.Lock()   # drivers in one process (the app's sessions, threads)
+
+
+@contextlib.contextmanager
+def _asking(spec: SearchSpec):
+    """Hold the right to count and ask: a lock for this process's drivers and, on a SQLite file, an flock
+    beside it for other processes on this machine. Drivers on other hosts sharing a server database may
+    still, rarely, each run the last trial: one more finished trial than asked for."""
+    with _ASKING:
+        url = spec.storage or default_storage()
+        path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
+        if path is None:
+            yield
+            return
+        with open(f"{path}.ask-lock", "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def _launch(study, spec: SearchSpec, executor, dims: dict, driver: str, stop_file: str,
             heartbeat: _Heartbeat) -> tuple | None:
     """Ask for the next trial and send it, or None when the study needs no more (or no slot is free)."""
-    done, running = counts(study)
-    if done + running >= spec.trials or not executor.ready():
+    if not executor.ready():
         return None
-    trial = study.ask()
+    with _asking(spec):   # counted and asked as one step: two drivers never both take the last place
+        done, running = counts(study)
+        if done + running >= spec.trials:
+            return None
+        trial = study.ask()
     heartbeat.add(trial)
     trial.set_user_attr(INTERRUPTED, True)   # until this driver records it: a crash leaves it unfinished
     trial.set_user_attr("driver", driver)
