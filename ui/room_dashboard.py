@@ -90,6 +90,10 @@ def _who(seat: room.Seat, lesson: Lesson, index: int) -> None:
 def _controls(seat: room.Seat, lesson: Lesson, index: int) -> None:
     """Two rows of controls (the toggles; the question's buttons), then who has locked."""
     state, question, fixed = seat.state, lesson.steps[index].question, not seat.holds
+    if fixed:   # a read-only tab draws no control at all: a callback of a widget it drew could fire there
+        st.caption("Another tab teaches: the dashboard's controls are there.")
+        live_fragment(lambda: _who(seat, lesson, index), room.POLL_S)
+        return
     with st.container(horizontal=True, vertical_alignment="center"):
         st.session_state[PAUSE] = state.paused
         st.toggle("Pause: eyes on the teacher", key=PAUSE, on_change=_pause, args=(seat,), disabled=fixed,
