@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from typing import TypeVar
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -23,6 +24,18 @@ from explorer.figures import describe
 from explorer.store.subject import Subject
 
 MAX_TRIES = 20  # keyless charts with the same title on one page: -2, -3, ... in drawing order
+T = TypeVar("T")
+
+
+def with_free_key(draw: Callable[[str], T], key: str) -> T | None:
+    """`draw(key)`, or `draw(key-2)`, `draw(key-3)`, ... when an element of this run already took the key;
+    None if MAX_TRIES keys were all taken."""
+    for i in range(1, MAX_TRIES + 1):
+        try:
+            return draw(key if i == 1 else f"{key}-{i}")
+        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
+            continue
+    return None
 
 
 def slug(text: str, default: str = "figure") -> str:
@@ -36,13 +49,9 @@ def image_options(fig: go.Figure, name: str) -> dict:
 
 
 def _button(row, label: str, data: Callable[[], bytes], file_name: str, mime: str, key: str, help: str) -> None:
-    for i in range(1, MAX_TRIES + 1):
-        try:
-            row.download_button(label, data, file_name=file_name, mime=mime, key=key if i == 1 else f"{key}-{i}",
-                                type="tertiary", icon=":material/download:", on_click="ignore", help=help)
-            return
-        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
-            continue
+    with_free_key(lambda free: row.download_button(label, data, file_name=file_name, mime=mime, key=free,
+                                                   type="tertiary", icon=":material/download:", on_click="ignore",
+                                                   help=help), key)
 
 
 def image_buttons(fig: go.Figure, key: str | None, name: str):
@@ -72,14 +81,10 @@ def data_table(fig: go.Figure, name: str, row) -> None:
     built until asked for."""
     state = f"_table_{slug(name)}"
     shown = st.session_state.get(state, False)
-    for i in range(1, MAX_TRIES + 1):
-        try:
-            row.button("Hide the table" if shown else "Table", key=f"_tablebtn_{slug(name)}"
-                      + ("" if i == 1 else f"-{i}"), type="tertiary", icon=":material/table_rows:", on_click=_flip,
-                      args=(state,), help="This chart's numbers as a table, e.g. for a screen reader")
-            break
-        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
-            continue
+    with_free_key(lambda free: row.button("Hide the table" if shown else "Table", key=free, type="tertiary",
+                                          icon=":material/table_rows:", on_click=_flip, args=(state,),
+                                          help="This chart's numbers as a table, e.g. for a screen reader"),
+                  f"_tablebtn_{slug(name)}")
     if shown:
         frame, cut = describe.table(fig)
         if frame.empty:
@@ -100,4 +105,4 @@ def report_button(row, make: Callable[[], Subject], name: str, key: str, disable
                                      "gradients, entropy and metrics; it opens offline in any browser.")
 
 
-__all__ = ["slug", "image_options", "image_buttons", "data_table", "report_button"]
+__all__ = ["with_free_key", "slug", "image_options", "image_buttons", "data_table", "report_button"]

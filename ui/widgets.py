@@ -7,7 +7,6 @@ import contextlib
 
 import plotly.graph_objects as go
 import streamlit as st
-from streamlit.errors import StreamlitDuplicateElementId, StreamlitDuplicateElementKey
 
 from explorer.config import ACTIVATIONS, NORMS, POS_ENCODINGS, ModelConfig, human, param_count
 from explorer.figures import describe
@@ -75,13 +74,7 @@ def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kw
 def _box(name: str):
     """The chart's box and its key: keyless charts with one title on a page get -2, -3, ... in order."""
     base = f"{a11y.BOX}{exports.slug(name)}"
-    for i in range(1, exports.MAX_TRIES + 1):
-        key = base if i == 1 else f"{base}-{i}"
-        try:
-            return st.container(key=key), key
-        except (StreamlitDuplicateElementId, StreamlitDuplicateElementKey):
-            continue
-    return st.container(), base
+    return exports.with_free_key(lambda key: (st.container(key=key), key), base) or (st.container(), base)
 
 
 def human_bytes(n: float) -> str:
