@@ -199,7 +199,15 @@ def _take_over(seat: Seat) -> None:
     rooms().claim(seat.code, seat.teacher_id, tab_id(), take_over=True)
 
 
+def unchanged(key: str, drawn: bool) -> bool:
+    """A toggle's callback that would not change the room: Streamlit fires one for a toggle that reappears
+    (a tab that was read-only teaches again), and acting on it would only say "another tab teaches"."""
+    return bool(st.session_state[key]) == drawn
+
+
 def _show_distribution(seat: Seat) -> None:
+    if unchanged(DISTRIBUTION, seat.state.show_distribution):
+        return
     try:
         rooms().show_distribution(seat.code, seat.teacher_id, bool(st.session_state[DISTRIBUTION]), tab_id())
     except RoomError as err:

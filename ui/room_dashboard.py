@@ -34,10 +34,14 @@ def _do(action, *args) -> None:
 
 
 def _pause(seat: room.Seat) -> None:
+    if room.unchanged(PAUSE, seat.state.paused):
+        return
     _do(room.rooms().pause, seat.code, seat.teacher_id, bool(st.session_state[PAUSE]), room.tab_id())
 
 
 def _hide(seat: room.Seat, lesson: Lesson, index: int) -> None:
+    if room.unchanged(HIDE, seat.state.reveal_hidden):
+        return
     _do(room.rooms().hide_reveal, seat.code, seat.teacher_id, lesson.id, index, bool(st.session_state[HIDE]),
         room.tab_id())
 
