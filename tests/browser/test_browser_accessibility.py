@@ -1,8 +1,8 @@
 """WCAG 2.1 AA in a real Chromium: axe-core (its WCAG 2.0/2.1/2.2 A and AA rules, from the
 axe-playwright-python wheel: nothing fetched) finds no serious or critical violation on every page, every
-lesson step in plain, presenter and dark view, a student's room view and a phone; every chart is a named
-figure with a description; a lesson question and a room are worked through with the keyboard alone, focus
-visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
+lesson step in plain and presenter view (the dark view on one step of each), a student's room view and a
+phone; every chart is a named figure with a description; a lesson question and a room are worked through
+with the keyboard alone, focus visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
 
 from pathlib import Path
 
@@ -63,14 +63,16 @@ def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
     assert not found, found
 
 
-@pytest.mark.parametrize("mode", ["", "&present=1", "&present=1&dark=1"])
-def test_every_lesson_step_has_no_serious_violation(server, chromium, mode):
+# The dark view is the presenter view under a CSS filter, which axe does not apply (ACCESSIBILITY.md): one
+# step of each lesson shows that it adds nothing; every step is walked in the other two.
+@pytest.mark.parametrize(("mode", "every_step"), [("", True), ("&present=1", True), ("&present=1&dark=1", False)])
+def test_every_lesson_step_has_no_serious_violation(server, chromium, mode, every_step):
     found = {}
     page = chromium.new_page(viewport=DESKTOP)
     try:
         for lesson in LESSONS.values():
             page.goto(f"{server}/lessons?lesson={lesson.id}&step=1{mode}")
-            for k in range(1, len(lesson.steps) + 1):
+            for k in range(1, (len(lesson.steps) if every_step else 1) + 1):
                 if k > 1:
                     page.locator(".st-key-lesson_next button:visible").click()
                     page.wait_for_function(f"() => location.search.includes('step={k}')", timeout=TIMEOUT_MS)
