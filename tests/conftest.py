@@ -13,3 +13,25 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+import pytest  # noqa: E402 - after the path setup above
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (tests/postgres.py), started on first use and stopped at the end.
+    Missing PostgreSQL binaries fail the tests that need them, with what to install: never a skip."""
+    from tests.postgres import Postgres
+
+    try:
+        server = Postgres.start()
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres) -> str:
+    """A new, empty database on the session's PostgreSQL: this test's alone."""
+    return postgres.fresh_database()
