@@ -18,9 +18,3 @@ def unreplayed(tmp_path, monkeypatch):
 
     monkeypatch.setattr(snapshots, "shipped_folder", lambda: tmp_path / "no-replays")
 
-
-@pytest.fixture(autouse=True)
-def _no_database_url(monkeypatch):
-    """Each store uses its own file in the test's runs folder, whatever the developer's shell has set (a
-    test that needs EXPLORER_DATABASE_URL sets it itself)."""
-    monkeypatch.delenv("EXPLORER_DATABASE_URL", raising=False)
