@@ -13,6 +13,7 @@ from sqlalchemy import create_engine
 from explorer import rooms as R
 from explorer.rooms import RoomError, Rooms
 from explorer.rooms import db as rooms_db
+from explorer.rooms import seats as rooms_seats
 from explorer.store.database import DATABASE_ENV, engine_url
 from tests.unit.rooms.samples import DATA, TEACHER, seat
 
@@ -102,6 +103,9 @@ def test_a_file_written_by_the_previous_release_upgrades_with_its_class(tmp_path
     assert db.prediction(code, "student-0000", "module6", 2) == 1 and db.count(code, "module6", 2) == (1, 2)
     assert not db.is_teacher(code, "Us6lg90Wn1mxLTSLecsDL4giqhGiGdZk")   # the old URL's key: no authority
     db.predict(code, "student-0001", "module6", 2, 0)                       # the class goes on
+    assert [a.nickname for a in db.answers(code, None) if a.step == 1] == ["Ada", "Bo"]   # joining order kept
+    places = sqlite3.connect(path).execute("SELECT place, rowid FROM members ORDER BY rowid").fetchall()
+    assert [p for p, _ in places] == [r for _, r in places] and len(places) == 2
     new = db.create("module6", 0, TEACHER)                                  # and new rooms work beside it
     assert db.is_teacher(new, TEACHER) and not db.is_teacher(code, TEACHER)
     db.close()
@@ -163,3 +167,40 @@ def test_the_database_url_setting_picks_the_database_or_says_why_not(tmp_path, m
             Rooms()
         said = str(err.value)
         assert DATABASE_ENV in said and "postgresql://user@host:port/db" in said and "secret" not in said
+
+
+def test_caps_and_pin_misses_hold_when_two_servers_race(where, clock, monkeypatch):
+    """Each of these reads, then writes: the room's cap, the seats' cap and a PIN's misses are counted once."""
+    monkeypatch.setattr(R, "MAX_OPEN_ROOMS", 3)
+    monkeypatch.setattr(rooms_seats, "MAX_MEMBERS", 3)
+    servers = [Rooms(where, clock=clock), Rooms(where, clock=clock)]
+    code = servers[0].create("ch2", 0, TEACHER)
+    pin = servers[0].new_pin(code, TEACHER)
+    wrong = f"{(int(pin) + 1) % 10 ** R.PIN_DIGITS:06d}"
+
+    def race(call, n=8) -> list[str]:
+        start, said = threading.Barrier(n), []
+
+        def one(i):
+            start.wait()
+            try:
+                call(servers[i % 2], i)
+                said.append("ok")
+            except RoomError as e:
+                said.append(str(e))
+
+        threads = [threading.Thread(target=one, args=(i,)) for i in range(n)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        return said
+
+    assert race(lambda s, i: s.create("ch2", 0, TEACHER)).count("ok") == 2   # 1 open + 2 = the cap of 3
+    assert race(lambda s, i: s.join(code, seat(i))).count("ok") == 3
+    said = race(lambda s, i: s.enter_pin(code, f"guesser-{i:010d}", wrong))
+    left = sorted(int(m.split(": ")[1].split()[0]) for m in said if "left before" in m)
+    assert left == [1, 2, 3, 4] and sum("no longer works" in m for m in said) == 1
+    assert sum("no live" in m for m in said) == 3
+    for server in servers:
+        server.close()
