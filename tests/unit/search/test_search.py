@@ -345,6 +345,10 @@ def test_the_default_storage_follows_the_database_url_or_says_why_not(tmp_path, 
     assert default_storage() == postgres_url
     study = open_study(tiny())   # storage None: the shared database
     assert study.study_name in optuna.get_all_study_names(postgres_url.replace("postgresql:", "postgresql+psycopg:"))
+    from explorer.rooms import Rooms
+    rooms = Rooms()   # the rooms beside the studies, in the same database
+    assert rooms.url == postgres_url and rooms.state(rooms.create("ch2", 0, "teachers-owner-id-0001")) is not None
+    rooms.close()
     monkeypatch.setenv("EXPLORER_DATABASE_URL", "postgres://ann:hunter2@db")
     with pytest.raises(ValueError, match="EXPLORER_DATABASE_URL.*postgresql://user@host:port/db") as err:
         open_study(tiny())
