@@ -49,9 +49,9 @@ def measure(where, students: int) -> dict[str, str]:
         seats = [f"bench-seat-{threads}-{n:05d}" for n in range(students)]
         for seat in seats:
             rooms.join(code, seat)
-        for name, calls in (("lock", [lambda s=s: rooms.predict(code, s, "ch2", 0, 1) for s in seats]),
-                            ("poll", [lambda: rooms.version(code)] * students * 5),
-                            ("state", [lambda: rooms.state(code)] * students * 2)):
+        for name, calls in (("lock", [lambda c=code, s=s: rooms.predict(c, s, "ch2", 0, 1) for s in seats]),
+                            ("poll", [lambda c=code: rooms.version(c)] * students * 5),
+                            ("state", [lambda c=code: rooms.state(c)] * students * 2)):
             ms = sorted(_timed(calls, threads))
             figures[f"{name} x{threads}"] = f"{statistics.median(ms):.2f} / {ms[int(0.95 * len(ms))]:.2f}"
     rooms.close()
