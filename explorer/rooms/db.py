@@ -139,9 +139,13 @@ def _unreachable(error: DBAPIError, doing: str) -> BaseException:
     """A RoomError for a database that is busy, gone or full; any other error as it is."""
     if not isinstance(error, OperationalError | InterfaceError):
         return error   # a bug (a constraint, a typo): its own traceback, not a message to a student
-    why = str(getattr(error, "orig", None) or error).strip().splitlines()
-    return RoomError(f"the rooms database could not be {doing} ({why[0][:200] if why else 'no reason given'}); "
-                     "try again in a moment")
+    return RoomError(f"the rooms database could not be {doing} ({_why(error)}); try again in a moment")
+
+
+def _why(error: DBAPIError) -> str:
+    """The driver's own first line (SQLAlchemy's adds the statement and a link)."""
+    lines = str(getattr(error, "orig", None) or error).strip().splitlines()
+    return lines[0][:200] if lines else "no reason given"
 
 
 def _where(where: str | Path | None) -> str:
@@ -236,8 +240,12 @@ class Database:
 
     def _migrate(self) -> None:
         if not self.postgres:
-            with self.engine.connect() as conn:
-                conn.exec_driver_sql("PRAGMA journal_mode = WAL")   # readers never block the writer; kept in the file
+            try:
+                with self.engine.connect() as conn:
+                    conn.exec_driver_sql("PRAGMA journal_mode = WAL")   # readers never block the writer; kept
+            except DBAPIError as e:   # a folder that does not exist, a file that is not a database
+                raise RoomError(f"{self.path} cannot be opened as the rooms database ({_why(e)}): give a "
+                                "writable file in an existing folder") from e
         dialect = "postgresql" if self.postgres else "sqlite"
         with self._write() as tx:
             self.serialise(tx)   # two servers starting together: one migrates, the other finds it done

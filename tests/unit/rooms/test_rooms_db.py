@@ -204,3 +204,10 @@ def test_caps_and_pin_misses_hold_when_two_servers_race(where, clock, monkeypatc
     assert sum("no live" in m for m in said) == 3
     for server in servers:
         server.close()
+
+
+def test_a_file_that_cannot_hold_the_rooms_is_a_message(tmp_path):
+    (tmp_path / "junk.sqlite").write_bytes(b"not a database " * 400)
+    for where in (tmp_path / "no" / "such" / "rooms.sqlite", tmp_path / "junk.sqlite"):
+        with pytest.raises(RoomError, match="cannot be opened as the rooms database.*existing folder"):
+            Rooms(where)
