@@ -25,7 +25,7 @@ from explorer.store.database import DatabaseUrlError, checked_url, engine_url, i
 
 BUSY_MS = 5_000   # a writer waits this long for another (thread or process) before giving up
 PG_LOCK = 0x726F6F6D5F6462   # PostgreSQL's advisory lock for changes across rooms (creation, migrations)
-POOL = dict(pool_size=5, max_overflow=20)   # connections are held for one call, never across calls
+POOL = dict(pool_size=5, max_overflow=10)   # a connection is held for one call; 15 at most per server
 
 # Each migration is a list of statements; MIGRATIONS[i] takes a database from version i to i + 1. REAL is
 # written as on SQLite (the files the older releases wrote) and becomes DOUBLE PRECISION on PostgreSQL;
