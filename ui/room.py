@@ -28,7 +28,7 @@ import streamlit as st
 from explorer.lessons import Lesson, Question, find_lesson
 from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
-from explorer.store.database import DATABASE_ENV, DatabaseUrlError, rooms_url
+from explorer.store.database import DatabaseUrlError, database_url, rooms_url
 from explorer.store.runs import safe_name
 from ui import owner, presenter
 from ui.frame import live_fragment
@@ -62,15 +62,16 @@ def _rooms(url: str) -> Rooms:
 
 def rooms() -> Rooms:
     """The rooms' database; RoomError (what is wrong, what is valid) for a bad EXPLORER_DATABASE_URL."""
-    return _rooms(_db_url(os.environ.get("EXPLORER_RUNS_DIR"), os.environ.get(DATABASE_ENV)))
+    try:
+        configured = database_url()
+    except DatabaseUrlError as e:
+        raise RoomError(str(e)) from None
+    return _rooms(configured or _db_file(os.environ.get("EXPLORER_RUNS_DIR")))
 
 
 @st.cache_resource(show_spinner=False)
-def _db_url(runs: str | None, configured: str | None) -> str:   # keyed on both settings: tests change them
-    try:
-        return rooms_url()   # runs_dir() creates the folder: once per folder, not every poll
-    except DatabaseUrlError as e:
-        raise RoomError(str(e)) from None
+def _db_file(runs: str | None) -> str:   # keyed on $EXPLORER_RUNS_DIR: tests change it
+    return rooms_url()   # runs_dir() creates the folder: once per folder, not every poll
 
 
 @dataclass(frozen=True)

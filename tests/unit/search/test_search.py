@@ -286,6 +286,13 @@ def test_the_cli_refuses_bad_input_in_one_line_with_status_2(argv, says):
     assert code == 2 and says in err and err.count("\n") == 1 and "Traceback" not in err and not out
 
 
+def test_the_cli_refuses_a_bad_database_url_in_one_line_with_status_2(monkeypatch):
+    monkeypatch.setenv("EXPLORER_DATABASE_URL", "postgresql://ann:hunter2@/nodb")
+    code, out, err = _cli("--space", "lr=1e-3:1e-2")
+    assert code == 2 and err.count("\n") == 1 and "EXPLORER_DATABASE_URL" in err and "hunter2" not in err
+    assert "Traceback" not in err and not out
+
+
 def test_set_fixes_the_settings_of_every_trial_and_the_recipe_the_rest(tmp_path):
     code, out, _ = _cli("--trials", "1", "--space", "lr=1e-3:1e-2:log", "--steps", "6", "--workers", "1", "--json",
                         "--set", "n_heads=2", "--set", "warmup=3", "--set", "norm=post",
