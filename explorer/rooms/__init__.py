@@ -154,34 +154,38 @@ class Rooms(Seats, Conduct, Results, Database):
             raise RoomError(f"room {code} has closed: continue the lesson alone")
         return row
 
-    def _read(self, code):
-        """The room's row, recording an expiry the first time a read notices it (so `version` moves)."""
+    _WITH_REVEAL = ("SELECT r.*, v.room IS NOT NULL AS revealed_now, v.hidden AS hidden_now FROM rooms r "
+                    "LEFT JOIN reveals v ON v.room = r.code AND v.lesson = r.lesson AND v.step = r.step "
+                    "WHERE r.code = ?")   # the state in one query: one round trip to a database server
+
+    def _read(self, code, sql: str = "SELECT * FROM rooms WHERE code = ?"):
+        """The room's row (`sql`'s), recording an expiry the first time a read notices it (so `version` moves)."""
         try:
             code = normalise_code(code)
         except RoomError:
             return None
-        row = self._row(self._conn(), code)
+        row = self._conn().one(sql, (code,))
         if row is not None and self._expired(row):
             try:
                 with self._write() as conn:
                     conn.execute("UPDATE rooms SET closed_at = touched + ?, version = version + 1 "
                                  "WHERE code = ? AND closed_at IS NULL", (IDLE_S, code))
-                    row = self._row(conn, code)
+                    row = conn.one(sql, (code,))
             except RoomError:   # busy: a read never fails for that; the next read records it
                 pass
         return row
 
     def state(self, code) -> RoomState | None:
         """The room as students see it; None for an unknown or malformed code."""
-        row = self._read(code)
+        row = self._read(code, self._WITH_REVEAL)
         if row is None:
             return None
         expired = self._expired(row) or row["closed_at"] == row["touched"] + IDLE_S
-        reveal = self._reveal_row(row["code"], row["lesson"], row["step"])
-        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"], reveal is not None,
+        revealed = bool(row["revealed_now"])
+        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"], revealed,
                          bool(row["show_distribution"]), expired or row["closed_at"] is not None, expired,
                          row["created"], row["touched"], bool(row["paused"]), row["deadline"],
-                         reveal is not None and bool(reveal["hidden"]))
+                         revealed and bool(row["hidden_now"]))
 
     def version(self, code) -> int | None:
         """The cheap read a polling student does; None for an unknown or malformed code."""
