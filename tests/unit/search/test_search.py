@@ -360,3 +360,28 @@ def test_the_default_storage_follows_the_database_url_or_says_why_not(tmp_path, 
     with pytest.raises(ValueError, match="EXPLORER_DATABASE_URL.*postgresql://user@host:port/db") as err:
         open_study(tiny())
     assert "hunter2" not in str(err.value)
+
+
+def test_drivers_on_postgresql_wait_for_the_right_to_ask_held_on_another_host(postgres_url):
+    import threading
+    import time
+
+    import psycopg
+
+    from explorer.search.driver import ASK_LOCK
+
+    spec = tiny(storage=postgres_url, sampler="random", trials=1, keep_runs=False)
+    open_study(spec)
+    with psycopg.connect(postgres_url, autocommit=True) as other:   # another server's driver, counting and asking
+        other.execute("SELECT pg_advisory_lock(%s)", (ASK_LOCK,))
+        driver = threading.Thread(target=run_search, args=(spec,))
+        driver.start()
+        deadline = time.monotonic() + 120
+        while not other.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                ).fetchone()[0]:
+            assert time.monotonic() < deadline, "the driver never asked for the lock"
+            time.sleep(0.05)
+        assert open_study(spec).get_trials() == []   # waiting: nothing asked while the other holds it
+        other.execute("SELECT pg_advisory_unlock(%s)", (ASK_LOCK,))
+        driver.join(120)
+    assert [t.state for t in open_study(spec).get_trials()] == [optuna.trial.TrialState.COMPLETE]
