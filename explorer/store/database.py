@@ -37,7 +37,7 @@ def checked_url(url: str, name: str = DATABASE_ENV) -> str:
         parsed = make_url(url)
     except (ArgumentError, ValueError):
         raise bad from None
-    if parsed.drivername in ("postgresql", "postgresql+psycopg"):
+    if parsed.drivername == "postgresql":   # psycopg 3 is implied (engine_url): one spelling everywhere
         if not parsed.host or not parsed.database:
             raise DatabaseUrlError(f"{name}: a PostgreSQL URL names a host and a database: "
                                    "postgresql://user@host:port/db")
