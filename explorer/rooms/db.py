@@ -26,6 +26,7 @@ from explorer.store.database import DatabaseUrlError, checked_url, engine_url, i
 BUSY_MS = 5_000   # a writer waits this long for another (thread or process) before giving up
 PG_LOCK = 0x726F6F6D5F6462   # PostgreSQL's advisory lock for changes across rooms (creation, migrations)
 POOL = dict(pool_size=5, max_overflow=10)   # a connection is held for one call; 15 at most per server
+PG_CONNECT = {"connect_timeout": 5}   # a database host that does not answer: a message in seconds, not minutes
 
 # Each migration is a list of statements; MIGRATIONS[i] takes a database from version i to i + 1. REAL is
 # written as on SQLite (the files the older releases wrote) and becomes DOUBLE PRECISION on PostgreSQL;
@@ -179,8 +180,8 @@ class Database:
             raise RoomError(str(e)) from None
         self.path = sqlite_path(self.url)
         self.postgres = self.path is None
-        self.engine = (sa.create_engine(engine_url(self.url), pool_pre_ping=True, **POOL) if self.postgres
-                       else _sqlite_engine(self.url))
+        self.engine = (sa.create_engine(engine_url(self.url), pool_pre_ping=True, connect_args=PG_CONNECT, **POOL)
+                       if self.postgres else _sqlite_engine(self.url))
         self.lock_sql = " FOR UPDATE" if self.postgres else ""   # SQLite's BEGIN IMMEDIATE already holds all
         self._local = threading.local()
         try:

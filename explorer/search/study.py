@@ -218,7 +218,9 @@ def _storage(spec: SearchSpec):
         raise ValueError(f"storage {url!r} must be sqlite:///FILE (or postgresql:// or mysql://)")
     # a wait on a locked file: several drivers (and the app's page) share one study file; a database server
     # restarted under a long study: the pool pings a connection before it lends it
-    args = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {"pool_pre_ping": True}
+    args = ({"connect_args": {"timeout": 30}} if url.startswith("sqlite") else
+            {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}} if url.startswith("postgresql") else
+            {"pool_pre_ping": True})
     for attempt in range(STORAGE_ATTEMPTS):
         try:
             return optuna.storages.RDBStorage(engine_url(url), engine_kwargs=args, heartbeat_interval=HEARTBEAT_S,
