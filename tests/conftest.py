@@ -11,14 +11,14 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 # each store uses its own file in a test's runs folder, never a database the developer's shell names (a test
 # that wants EXPLORER_DATABASE_URL sets it, for itself or for the servers it starts)
 os.environ.pop("EXPLORER_DATABASE_URL", None)
-
-import pytest  # noqa: E402 - after the path setup above
 
 
 @pytest.fixture(scope="session")

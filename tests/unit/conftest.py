@@ -17,4 +17,3 @@ def unreplayed(tmp_path, monkeypatch):
     from explorer.store import snapshots
 
     monkeypatch.setattr(snapshots, "shipped_folder", lambda: tmp_path / "no-replays")
-
