@@ -6,6 +6,8 @@ trust authentication, run as the `postgres` user (the tests run as root, which P
     server.restart()                       # a clean stop and start on the same port and data (a restart test)
     server.stop()                          # by the postmaster's pid; the folder is removed
 
+    python -m tests.postgres               # by hand: prints a fresh database's URL, stops on Ctrl-C
+
 tests/conftest.py's session fixture `postgres` yields one of these; `postgres_url` a fresh database per
 test. A browser test that runs two app servers on one database gives both the same `fresh_database()`
 as EXPLORER_DATABASE_URL and each its own EXPLORER_RUNS_DIR. fsync is off: a test server may lose data to
@@ -150,3 +152,14 @@ class Postgres:
         with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f'CREATE DATABASE "{name}" STRATEGY FILE_COPY')   # a generated name, not input
         return self.url(name)
+
+
+if __name__ == "__main__":   # by hand (a bench, servers started in a shell): a URL until Ctrl-C
+    started = Postgres.start()
+    try:
+        print(started.fresh_database(), flush=True)
+        signal.pause()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        started.stop()
