@@ -7,9 +7,35 @@ tests/browser (a real `streamlit run` server and headless Chromium). `python -m 
 the fast loop; `python -m pytest` runs them all.
 """
 
+import os
 import sys
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+# each store uses its own file in a test's runs folder, never a database the developer's shell names (a test
+# that wants EXPLORER_DATABASE_URL sets it, for itself or for the servers it starts)
+os.environ.pop("EXPLORER_DATABASE_URL", None)
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A PostgreSQL server for the session (tests/postgres.py), started on first use and stopped at the end.
+    Missing PostgreSQL binaries fail the tests that need them, with what to install: never a skip."""
+    from tests.postgres import Postgres
+
+    try:
+        server = Postgres.start()
+    except RuntimeError as e:
+        pytest.fail(str(e), pytrace=False)
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def postgres_url(postgres) -> str:
+    """A new, empty database on the session's PostgreSQL: this test's alone."""
+    return postgres.fresh_database()

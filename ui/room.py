@@ -1,5 +1,6 @@
-"""A class in one room: students follow the teacher's lesson step by step (explorer/rooms.py keeps the
-room, its step and every locked prediction in SQLite, so a server restart loses nothing).
+"""A class in one room: students follow the teacher's lesson step by step (explorer/rooms keeps the
+room, its step and every locked prediction in its database, SQLite by default or EXPLORER_DATABASE_URL,
+so a server restart loses nothing).
 
     lessons?lesson=ch2&step=3&teach=1      the teacher opens a room; the URL becomes
     lessons?lesson=ch2&step=3&room=CODE    the same for everyone: a phone given the projected URL is a student
@@ -27,7 +28,8 @@ import streamlit as st
 from explorer.lessons import Lesson, Question, find_lesson
 from explorer.quoting import md, md_text
 from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
-from explorer.store.runs import runs_dir, safe_name
+from explorer.store.database import DatabaseUrlError, database_url, rooms_url
+from explorer.store.runs import safe_name
 from ui import owner, presenter
 from ui.frame import live_fragment
 from ui.room_invite import invite_menu
@@ -54,17 +56,22 @@ POLL_S = 1.0                 # students see the teacher's move within this plus 
 
 
 @st.cache_resource(show_spinner=False)
-def _rooms(path: str) -> Rooms:
-    return Rooms(path)   # thread-safe, one per database file: the server's connections, not anyone's data
+def _rooms(url: str) -> Rooms:
+    return Rooms(url)   # thread-safe, one per database: the server's connections, not anyone's data
 
 
 def rooms() -> Rooms:
-    return _rooms(_db_path(os.environ.get("EXPLORER_RUNS_DIR")))
+    """The rooms' database; RoomError (what is wrong, what is valid) for a bad EXPLORER_DATABASE_URL."""
+    try:
+        configured = database_url()
+    except DatabaseUrlError as e:
+        raise RoomError(str(e)) from None
+    return _rooms(configured or _db_file(os.environ.get("EXPLORER_RUNS_DIR")))
 
 
 @st.cache_resource(show_spinner=False)
-def _db_path(configured: str | None) -> str:   # keyed on $EXPLORER_RUNS_DIR: tests change it
-    return str(runs_dir() / "rooms.sqlite")   # runs_dir() creates the folder: once per folder, not every poll
+def _db_file(runs: str | None) -> str:   # keyed on $EXPLORER_RUNS_DIR: tests change it
+    return rooms_url()   # runs_dir() creates the folder: once per folder, not every poll
 
 
 @dataclass(frozen=True)
@@ -141,6 +148,11 @@ def seat() -> Seat | None:
     st.query_params.pop(OLD_KEY, None)   # an old teacher link: its key gives nothing and leaves the address bar
     text = st.query_params.get(ROOM)
     if text is None:
+        return None
+    try:
+        rooms()
+    except RoomError as err:   # a bad EXPLORER_DATABASE_URL: said here, the lesson goes on alone
+        _problem(md_text(err))
         return None
     misses = [t for t in st.session_state.get(MISSES, []) if time.monotonic() - t < MISS_WINDOW_S]
     if len(misses) >= MAX_MISSES:   # a session guessing codes: 34 bits stay out of its reach

@@ -41,7 +41,10 @@ def _day(seconds: float) -> str:
 
 def past_rooms(current: str | None = None) -> None:
     """This browser's rooms still kept, newest first, each with its Results; nothing when it taught none."""
-    kept = room.rooms().teacher_rooms(owner.owner_id())
+    try:
+        kept = room.rooms().teacher_rooms(owner.owner_id())
+    except RoomError:   # a database unreachable or misnamed: a room link or *Teach* says so, not this list
+        return
     if not kept:
         return
     with st.container(key=PAST):

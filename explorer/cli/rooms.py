@@ -1,6 +1,6 @@
 """`python -m explorer rooms list` and `rooms export CODE --out FILE.csv`: the rooms this server keeps (its
-runs folder's rooms.sqlite) and one room's answers, one row per student and question (explorer/rooms/report.py
-names the columns), or the same as one offline HTML file (`--out FILE.html`).
+EXPLORER_DATABASE_URL, else its runs folder's rooms.sqlite) and one room's answers, one row per student and
+question (explorer/rooms/report.py names the columns), or the same as one offline HTML file (`--out FILE.html`).
 
 Whoever runs the command holds the database file, so it reads every room kept there; the app shows a room's
 answers to its teacher only. An unknown code, a missing file or an unwritable path is one line and exit 2.
@@ -13,9 +13,10 @@ import os
 from pathlib import Path
 
 from explorer.cli.common import UsageError
-from explorer.rooms import FILE_NAME, RoomError, Rooms
+from explorer.rooms import RoomError, Rooms
 from explorer.rooms import report as room_report
 from explorer.rooms.input import normalise_code
+from explorer.store.database import DATABASE_ENV, DatabaseUrlError, database_url, rooms_url, sqlite_path
 
 SUFFIXES = (".csv", ".html")
 
@@ -29,14 +30,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _open() -> Rooms:
-    from explorer.store.runs import runs_dir
-    path = runs_dir() / FILE_NAME
-    if not path.is_file():
-        raise UsageError(f"no rooms on this server: {path} does not exist (set EXPLORER_RUNS_DIR to the app's "
-                         "runs folder)")
     try:
-        return Rooms(path)
-    except RoomError as e:
+        url = rooms_url()
+        path = sqlite_path(url)
+        if database_url() is None and not Path(path).is_file():
+            raise UsageError(f"no rooms on this server: {path} does not exist (set EXPLORER_RUNS_DIR to the app's "
+                             f"runs folder, or {DATABASE_ENV} to its database)")
+        return Rooms(url)
+    except (RoomError, DatabaseUrlError) as e:
         raise UsageError(str(e)) from None
 
 

@@ -4,10 +4,10 @@
 A progress bar goes to stderr; stdout gets a table of the trials and the best one, or with --json one
 object: `driver` ("host:pid"), `trials` (each `number`, `params`, `value`, `state`, `worker` "host:pid",
 `seconds`) and `best` (`params`, `value`, `run`). Running the same command again resumes the study (kept in
-runs/search.db unless --storage says otherwise) and runs only the trials it still lacks. The settings not
-searched are the task's recipe, each changed by `--set` (the Search page prints the command that fixes them
-all as it does). A space whose trials cannot run is refused before any (exit 2); a study whose trials all
-failed ends with the first one's reason (exit 1).
+EXPLORER_DATABASE_URL, else runs/search.db, unless --storage says otherwise) and runs only the trials it still
+lacks. The settings not searched are the task's recipe, each changed by `--set` (the Search page prints the
+command that fixes them all as it does). A space whose trials cannot run is refused before any (exit 2); a
+study whose trials all failed ends with the first one's reason (exit 1).
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                                                                 "this process)")
     where.add_argument("--ray", metavar="ADDRESS", help="run trials as Ray tasks on the cluster at ADDRESS "
                                                         "(HOST:PORT or ray://HOST:PORT); needs `pip install ray`")
-    p.add_argument("--storage", metavar="URL", help="Optuna storage (default: sqlite:///runs/search.db)")
+    p.add_argument("--storage", metavar="URL", help="Optuna storage (default: $EXPLORER_DATABASE_URL, else sqlite:///runs/search.db)")
     p.add_argument("--study", metavar="NAME", help="study name (default: the task and a digest of the settings)")
     p.add_argument("--json", action="store_true", help="print the study as JSON on stdout")
 

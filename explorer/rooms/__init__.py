@@ -1,8 +1,9 @@
 """A class in one room: a teacher's lesson that students follow, with predictions locked per step.
 
-One SQLite file (`runs_dir() / "rooms.sqlite"`, WAL mode; `explorer.rooms.db` opens and migrates it)
-holds rooms, members, reveals and predictions. Every write is one transaction, so a server restarted
-mid-lesson keeps the room, its step and every locked prediction; every statement is parameterised.
+One database holds rooms, members, reveals and predictions: `EXPLORER_DATABASE_URL` (PostgreSQL, for a
+course on several servers) or by default one SQLite file (`runs_dir() / "rooms.sqlite"`, WAL mode);
+`explorer.rooms.db` opens and migrates it. Every write is one transaction, so a server (or the database)
+restarted mid-lesson keeps the room, its step and every locked prediction; every statement is parameterised.
 
 Who is who, without logins:
 - the room code (7 symbols of `ALPHABET`, 34.3 bits) lets anyone join and follow;
@@ -29,7 +30,6 @@ import hmac
 import math
 import os
 import secrets
-import sqlite3
 import threading
 import time
 from collections.abc import Callable
@@ -51,6 +51,7 @@ from explorer.rooms.input import (  # noqa: F401
 )
 from explorer.rooms.results import Answer, Results, RoomSummary  # noqa: F401
 from explorer.rooms.seats import LOCK_BURST, LOCK_WINDOW_S, MAX_MEMBERS, Member, Seats  # noqa: F401
+from explorer.store.database import ROOMS_FILE
 
 CODE_BITS = CODE_LEN * math.log2(len(ALPHABET))   # 34.3 bits
 IDLE_S = 86_400.0          # a room nobody wrote to for a day is closed
@@ -62,7 +63,7 @@ HOLDER_S = 10.0            # a teacher tab silent this long (it beats every seco
 MAX_OPEN_ROOMS = 500
 PIN_DIGITS, PIN_TTL_S = 6, 600.0   # a PIN is typed on the other device within 10 minutes, once
 MAX_PIN_MISSES = 5        # then the PIN is void: 5 guesses in 10**6 per PIN asked for
-FILE_NAME = "rooms.sqlite"
+FILE_NAME = ROOMS_FILE   # the default database, under the runs folder
 
 
 @dataclass(frozen=True)
@@ -120,14 +121,13 @@ def room_days() -> tuple[float, str | None]:
 class Rooms(Seats, Conduct, Results, Database):
     """The rooms of one server: `Rooms()` opens (and creates or migrates) the default file.
 
-    Safe to share between threads (one connection per thread) and between processes (SQLite locks);
-    `clock` is injectable for tests. The students' side (seats, locks, the class's counts) is `Seats`, the
-    teacher's controls during class `Conduct`, the class's answers afterwards `Results`."""
+    `path`: a SQLite file or a database URL (None: $EXPLORER_DATABASE_URL, else the runs folder's file; a
+    bad URL is a RoomError). Safe to share between threads (a pooled connection per call) and between
+    processes and servers (the database's locks); `clock` is injectable for tests. The students' side
+    (seats, locks, the class's counts) is `Seats`, the teacher's controls during class `Conduct`, the
+    class's answers afterwards `Results`."""
 
     def __init__(self, path: str | Path | None = None, clock: Callable[[], float] = time.time):
-        if path is None:
-            from explorer.store.runs import runs_dir  # lazily: explorer.store.runs imports torch
-            path = runs_dir() / FILE_NAME
         self._clock, self._guard = clock, threading.Lock()
         self.retain_days, self.retention_problem = room_days()
         self._buckets: dict[tuple[str, str], tuple[float, float]] = {}
@@ -138,58 +138,63 @@ class Rooms(Seats, Conduct, Results, Database):
 
     # --- reading rooms
 
-    def _row(self, conn, code: str) -> sqlite3.Row | None:
-        return conn.execute("SELECT * FROM rooms WHERE code = ?", (code,)).fetchone()
+    def _row(self, conn, code: str, lock: bool = False):
+        """The room's row (a mapping) or None; `lock` (inside a write): held until it commits."""
+        return conn.one("SELECT * FROM rooms WHERE code = ?" + (self.lock_sql if lock else ""), (code,))
 
     def _expired(self, row) -> bool:
         return row["closed_at"] is None and self._clock() - row["touched"] > IDLE_S
 
-    def _open_row(self, conn, code: str) -> sqlite3.Row:
-        """The room's row inside a write, or RoomError if it is unknown or closed."""
-        row = self._row(conn, code)
+    def _open_row(self, conn, code: str):
+        """The room's row inside a write, locked for it, or RoomError if it is unknown or closed."""
+        row = self._row(conn, code, lock=True)
         if row is None:
             raise RoomError(f"there is no room {code}: check the code with your teacher, or continue alone")
         if row["closed_at"] is not None or self._expired(row):
             raise RoomError(f"room {code} has closed: continue the lesson alone")
         return row
 
-    def _read(self, code) -> sqlite3.Row | None:
-        """The room's row, recording an expiry the first time a read notices it (so `version` moves)."""
+    _WITH_REVEAL = ("SELECT r.*, v.room IS NOT NULL AS revealed_now, v.hidden AS hidden_now FROM rooms r "
+                    "LEFT JOIN reveals v ON v.room = r.code AND v.lesson = r.lesson AND v.step = r.step "
+                    "WHERE r.code = ?")   # the state in one query: one round trip to a database server
+
+    def _read(self, code, sql: str = "SELECT * FROM rooms WHERE code = ?"):
+        """The room's row (`sql`'s), recording an expiry the first time a read notices it (so `version` moves)."""
         try:
             code = normalise_code(code)
         except RoomError:
             return None
-        row = self._row(self._conn(), code)
+        row = self._conn().one(sql, (code,))
         if row is not None and self._expired(row):
             try:
                 with self._write() as conn:
                     conn.execute("UPDATE rooms SET closed_at = touched + ?, version = version + 1 "
                                  "WHERE code = ? AND closed_at IS NULL", (IDLE_S, code))
-                    row = self._row(conn, code)
+                    row = conn.one(sql, (code,))
             except RoomError:   # busy: a read never fails for that; the next read records it
                 pass
         return row
 
     def state(self, code) -> RoomState | None:
         """The room as students see it; None for an unknown or malformed code."""
-        row = self._read(code)
+        row = self._read(code, self._WITH_REVEAL)
         if row is None:
             return None
         expired = self._expired(row) or row["closed_at"] == row["touched"] + IDLE_S
-        reveal = self._reveal_row(row["code"], row["lesson"], row["step"])
-        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"], reveal is not None,
+        revealed = bool(row["revealed_now"])
+        return RoomState(row["code"], row["lesson"], row["step"], row["version"], row["tally"], revealed,
                          bool(row["show_distribution"]), expired or row["closed_at"] is not None, expired,
                          row["created"], row["touched"], bool(row["paused"]), row["deadline"],
-                         reveal is not None and bool(reveal["hidden"]))
+                         revealed and bool(row["hidden_now"]))
 
     def version(self, code) -> int | None:
         """The cheap read a polling student does; None for an unknown or malformed code."""
         row = self._read(code)
         return None if row is None else row["version"]
 
-    def _reveal_row(self, code: str, lesson: str, step: int) -> sqlite3.Row | None:
-        return self._conn().execute("SELECT hidden FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
-                                    (code, lesson, step)).fetchone()
+    def _reveal_row(self, code: str, lesson: str, step: int):
+        return self._conn().one("SELECT hidden FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
+                                (code, lesson, step))
 
     def _revealed(self, code: str, lesson: str, step: int) -> bool:
         return self._reveal_row(code, lesson, step) is not None
@@ -207,8 +212,7 @@ class Rooms(Seats, Conduct, Results, Database):
         return self._is_teacher(self._conn(), code, wanted)
 
     def _is_teacher(self, conn, code: str, wanted: str) -> bool:
-        return conn.execute("SELECT 1 FROM teachers WHERE room = ? AND teacher_hash = ?",
-                            (code, wanted)).fetchone() is not None
+        return conn.one("SELECT 1 AS yes FROM teachers WHERE room = ? AND teacher_hash = ?", (code, wanted)) is not None
 
     # --- the teacher
 
@@ -217,9 +221,10 @@ class Rooms(Seats, Conduct, Results, Database):
         lesson, step = checked_where(lesson, step)
         wanted, now = _teacher_hash(teacher), self._clock()
         with self._write() as conn:
+            self.serialise(conn)   # the count and the insert as one step on every server: the cap holds
             conn.execute("DELETE FROM rooms WHERE touched < ?", (now - self.retain_days * 86_400.0,))
-            open_now = conn.execute("SELECT COUNT(*) FROM rooms WHERE closed_at IS NULL AND touched >= ?",
-                                    (now - IDLE_S,)).fetchone()[0]
+            open_now = conn.one("SELECT COUNT(*) AS n FROM rooms WHERE closed_at IS NULL AND touched >= ?",
+                                (now - IDLE_S,))["n"]
             if open_now >= MAX_OPEN_ROOMS:
                 raise RoomError(f"this server already has {open_now} rooms open: end an old room or try later")
             for _ in range(8):   # 8 collisions in a row at 500 of 2.2e10 codes do not happen
@@ -232,7 +237,7 @@ class Rooms(Seats, Conduct, Results, Database):
                     return code
         raise RoomError("no free room code was found: try again")
 
-    def _teacher_row(self, conn, code, teacher, tab) -> sqlite3.Row:
+    def _teacher_row(self, conn, code, teacher, tab):
         """The room's row if `teacher` teaches it and `tab` (when given) holds the room."""
         row = self._open_row(conn, code)
         try:
@@ -278,8 +283,9 @@ class Rooms(Seats, Conduct, Results, Database):
     def reveal(self, code, teacher, lesson, step, tab: str | None = None) -> None:
         """Show (lesson, step)'s answer on every screen; its predictions are final from now on."""
         lesson, step = checked_where(lesson, step)
-        self._teach(code, teacher, tab, "INSERT OR IGNORE INTO reveals (room, lesson, step, revealed_at) "
-                    "VALUES (?, ?, ?, ?)", (normalise_code(code), lesson, step, self._clock()))
+        self._teach(code, teacher, tab, "INSERT INTO reveals (room, lesson, step, revealed_at) "
+                    "VALUES (?, ?, ?, ?) ON CONFLICT (room, lesson, step) DO NOTHING",
+                    (normalise_code(code), lesson, step, self._clock()))
 
     def show_distribution(self, code, teacher, on: bool, tab: str | None = None) -> None:
         self._teach(code, teacher, tab, "UPDATE rooms SET show_distribution = ? WHERE code = ?",
@@ -298,7 +304,7 @@ class Rooms(Seats, Conduct, Results, Database):
         code = normalise_code(code)
         if not self.is_teacher(code, teacher):
             raise RoomError(f"only the teacher of room {code} sees its names")
-        rows = self._conn().execute("SELECT nickname FROM members WHERE room = ? ORDER BY joined, rowid", (code,))
+        rows = self._conn().all("SELECT nickname FROM members WHERE room = ? ORDER BY joined, place", (code,))
         return [r["nickname"] or "anonymous" for r in rows]
 
     # --- another device of the teacher's

@@ -64,10 +64,10 @@ class Conduct:
         code, (lesson, step) = normalise_code(code), checked_where(lesson, step)
         if not self.is_teacher(code, teacher):
             raise RoomError(f"only the teacher of room {code} sees who has locked")
-        rows = self._conn().execute(
+        rows = self._conn().all(
             "SELECT m.nickname, p.member_id IS NOT NULL AS locked FROM members m LEFT JOIN predictions p "
             "ON p.room = m.room AND p.member_id = m.member_id AND p.lesson = ? AND p.step = ? "
-            "WHERE m.room = ? ORDER BY m.joined, m.rowid", (lesson, step, code))
+            "WHERE m.room = ? ORDER BY m.joined, m.place", (lesson, step, code))
         return [(r["nickname"] or "anonymous", bool(r["locked"])) for r in rows]
 
 

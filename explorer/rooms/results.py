@@ -52,18 +52,18 @@ class Results:
             wanted = self._teacher_key(teacher)
         except RoomError:
             return []
-        return self._summaries(self._conn().execute(
+        return self._summaries(self._conn().all(
             self._SUMMARY + "JOIN teachers t ON t.room = r.code WHERE t.teacher_hash = ? ORDER BY r.created DESC, "
             "r.code", (wanted,)))
 
     def kept_rooms(self) -> list[RoomSummary]:
         """Every room kept in the file, newest first: for a caller that holds the file (`rooms list`)."""
-        return self._summaries(self._conn().execute(self._SUMMARY + "ORDER BY r.created DESC, r.code"))
+        return self._summaries(self._conn().all(self._SUMMARY + "ORDER BY r.created DESC, r.code"))
 
     def asked(self, code) -> list[tuple[str, int]]:
         """(lesson, step) of every step with a lock or a reveal in this room, in lesson and step order."""
         code = normalise_code(code)
-        rows = self._conn().execute(
+        rows = self._conn().all(
             "SELECT lesson, step FROM predictions WHERE room = ? UNION SELECT lesson, step FROM reveals "
             "WHERE room = ? ORDER BY lesson, step", (code, code))
         return [(r["lesson"], r["step"]) for r in rows]
@@ -78,9 +78,9 @@ class Results:
                             if teacher is None else f"there is no room {code}")
         if teacher is not None and not self.is_teacher(code, teacher):
             raise RoomError(f"only the teacher of room {code} sees its answers")
-        members = self._conn().execute("SELECT member_id, nickname FROM members WHERE room = ? "
-                                       "ORDER BY joined, rowid", (code,)).fetchall()
-        locked = {(r["lesson"], r["step"], r["member_id"]): r for r in self._conn().execute(
+        members = self._conn().all("SELECT member_id, nickname FROM members WHERE room = ? ORDER BY joined, place",
+                                   (code,))
+        locked = {(r["lesson"], r["step"], r["member_id"]): r for r in self._conn().all(
             "SELECT * FROM predictions WHERE room = ?", (code,))}
         out = []
         for lesson, step in self.asked(code):

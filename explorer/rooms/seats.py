@@ -32,14 +32,14 @@ class Seats:
         now = self._clock()
         with self._write() as conn:
             self._open_row(conn, code)
-            old = conn.execute("SELECT joined FROM members WHERE room = ? AND member_id = ?",
-                               (code, member_id)).fetchone()
+            old = conn.one("SELECT joined FROM members WHERE room = ? AND member_id = ?", (code, member_id))
             if old is None:
-                seats = conn.execute("SELECT COUNT(*) FROM members WHERE room = ?", (code,)).fetchone()[0]
-                if seats >= MAX_MEMBERS:
+                seats = conn.one("SELECT COUNT(*) AS n, COALESCE(MAX(place), 0) AS last FROM members WHERE room = ?",
+                                 (code,))
+                if seats["n"] >= MAX_MEMBERS:
                     raise RoomError(f"room {code} is full ({MAX_MEMBERS} students): continue the lesson alone")
-                conn.execute("INSERT INTO members (room, member_id, nickname, joined, last_seen) "
-                             "VALUES (?, ?, ?, ?, ?)", (code, member_id, nickname, now, now))
+                conn.execute("INSERT INTO members (room, member_id, nickname, joined, last_seen, place) "
+                             "VALUES (?, ?, ?, ?, ?, ?)", (code, member_id, nickname, now, now, seats["last"] + 1))
             else:
                 conn.execute("UPDATE members SET nickname = ?, last_seen = ? WHERE room = ? AND member_id = ?",
                              (nickname, now, code, member_id))
@@ -47,8 +47,8 @@ class Seats:
         return Member(code, member_id, nickname, now if old is None else old["joined"])
 
     def member(self, code, member_id) -> Member | None:
-        row = self._conn().execute("SELECT * FROM members WHERE room = ? AND member_id = ?",
-                                   (normalise_code(code), checked_token(member_id))).fetchone()
+        row = self._conn().one("SELECT * FROM members WHERE room = ? AND member_id = ?",
+                               (normalise_code(code), checked_token(member_id)))
         return None if row is None else Member(row["room"], row["member_id"], row["nickname"], row["joined"])
 
     def _limit(self, code: str, member_id: str) -> None:
@@ -90,9 +90,9 @@ class Seats:
 
     def prediction(self, code, member_id, lesson, step) -> int | float | None:
         lesson, step = checked_where(lesson, step)
-        row = self._conn().execute(
+        row = self._conn().one(
             "SELECT value, is_choice FROM predictions WHERE room = ? AND member_id = ? AND lesson = ? AND step = ?",
-            (normalise_code(code), checked_token(member_id), lesson, step)).fetchone()
+            (normalise_code(code), checked_token(member_id), lesson, step))
         return None if row is None else (int(row["value"]) if row["is_choice"] else row["value"])
 
     # --- the class as a whole (anonymous)
@@ -106,17 +106,17 @@ class Seats:
     def count(self, code, lesson, step) -> tuple[int, int]:
         """(members who locked a prediction on this step, members who joined): "23 of 27 predicted"."""
         code, (lesson, step) = self._known(code), checked_where(lesson, step)
-        row = self._conn().execute(
-            "SELECT (SELECT COUNT(*) FROM predictions WHERE room = ? AND lesson = ? AND step = ?), "
-            "(SELECT COUNT(*) FROM members WHERE room = ?)", (code, lesson, step, code)).fetchone()
-        return row[0], row[1]
+        row = self._conn().one(
+            "SELECT (SELECT COUNT(*) FROM predictions WHERE room = ? AND lesson = ? AND step = ?) AS locked, "
+            "(SELECT COUNT(*) FROM members WHERE room = ?) AS joined", (code, lesson, step, code))
+        return row["locked"], row["joined"]
 
     def distribution(self, code, lesson, step, teacher: str | None = None) -> dict[int | float, int]:
         """How many locked each value, in value order: for everyone after the reveal, before it for the teacher."""
         code, (lesson, step) = self._known(code), checked_where(lesson, step)
         if not self._revealed(code, lesson, step) and not self.is_teacher(code, teacher):
             raise RoomError("the class's predictions are shown after the reveal")
-        rows = self._conn().execute(
+        rows = self._conn().all(
             "SELECT value, is_choice, COUNT(*) AS n FROM predictions WHERE room = ? AND lesson = ? AND step = ? "
             "GROUP BY value, is_choice ORDER BY value", (code, lesson, step))
         return {(int(r["value"]) if r["is_choice"] else r["value"]): r["n"] for r in rows}

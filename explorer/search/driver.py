@@ -44,6 +44,7 @@ from explorer.search.study import (
     trial_rows,
 )
 from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
+from explorer.store.database import engine_url, sqlite_path
 from explorer.store.runs import safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
@@ -145,16 +146,36 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
 
 
 _ASKING = threading.Lock()   # drivers in one process (the app's sessions, threads)
+ASK_LOCK = 0x61736B5F6C6F636B   # PostgreSQL's advisory lock for counting and asking, held by one driver anywhere
+_ASK_ENGINES: dict = {}      # a one-connection pool per PostgreSQL URL, used under _ASKING only
+
+
+@contextlib.contextmanager
+def _pg_asking(url: str):
+    import sqlalchemy as sa
+
+    engine = _ASK_ENGINES.get(url)
+    if engine is None:
+        engine = _ASK_ENGINES[url] = sa.create_engine(engine_url(url), pool_size=1, max_overflow=0,
+                                                      pool_pre_ping=True)
+    with engine.begin() as conn:   # the transaction's lock: released as it ends, whatever happens inside
+        conn.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": ASK_LOCK})
+        yield
 
 
 @contextlib.contextmanager
 def _asking(spec: SearchSpec):
     """Hold the right to count and ask: a lock for this process's drivers and, on a SQLite file, an flock
-    beside it for other processes on this machine. Drivers on other hosts sharing a server database may
-    still, rarely, each run the last trial: one more finished trial than asked for."""
+    beside it for other processes on this machine; on PostgreSQL an advisory lock for drivers on any host.
+    Drivers sharing another server database (MySQL) may still, rarely, each run the last trial: one more
+    finished trial than asked for."""
     with _ASKING:
         url = spec.storage or default_storage()
-        path = url.removeprefix("sqlite:///") if url.startswith("sqlite:///") else None
+        path = sqlite_path(url)
+        if url.startswith("postgresql://"):
+            with _pg_asking(url):
+                yield
+            return
         if path is None:
             yield
             return

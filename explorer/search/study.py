@@ -1,5 +1,6 @@
-"""A study: what it searches (`SearchSpec`), where it is kept (Optuna's own SQLite storage, one file under
-the runs folder), and what it holds (`trial_rows`, `best`, `importances`).
+"""A study: what it searches (`SearchSpec`), where it is kept (Optuna's own storage: EXPLORER_DATABASE_URL,
+shared by several servers, else one SQLite file under the runs folder), and what it holds (`trial_rows`,
+`best`, `importances`).
 
     spec = SearchSpec(task="reversal-fast", space=("lr=1e-4:1e-2:log", "d_model=16,32"), trials=8, steps=200)
     study = open_study(spec)        # created, or loaded to resume (a study saved with another space is refused)
@@ -36,7 +37,7 @@ from explorer.limits import check_search
 from explorer.search.check import check_space
 from explorer.search.space import FIELDS, grid, grid_size, parse_space
 from explorer.search.trial import PRUNERS, configs
-from explorer.store.runs import runs_dir
+from explorer.store.database import STUDIES_FILE, engine_url, studies_url
 from explorer.tasks import TASKS, presets
 from explorer.tasks.recipes import RECOMMENDED, recommended
 
@@ -49,7 +50,7 @@ warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to b
 
 SAMPLERS = ("tpe", "random", "grid")
 METRICS = ("val_exact", "val_token_acc", "val_loss")
-STORAGE_FILE = "search.db"
+STORAGE_FILE = STUDIES_FILE
 INTERRUPTED = "interrupted"     # user attr of a trial stopped or abandoned by a crash: not a finished trial
 STORAGE_ATTEMPTS = 5
 HEARTBEAT_S, GRACE_S = 10, 60   # a driver's heartbeat for its trials; a trial silent this long is stale
@@ -57,7 +58,8 @@ DEFAULT_METRIC = {"seq2seq": "val_exact", "classify": "val_exact", "lm": "val_lo
 
 
 def default_storage() -> str:
-    return f"sqlite:///{runs_dir() / STORAGE_FILE}"
+    """$EXPLORER_DATABASE_URL, else runs/search.db; a bad setting is a ValueError saying what is valid."""
+    return studies_url()
 
 
 def direction_of(metric: str) -> str:
@@ -214,16 +216,22 @@ def _storage(spec: SearchSpec):
         return optuna.storages.InMemoryStorage()
     if not url.startswith(("sqlite:///", "postgresql://", "mysql://")):
         raise ValueError(f"storage {url!r} must be sqlite:///FILE (or postgresql:// or mysql://)")
-    # WAL and a wait on a locked file: several drivers (and the app's page) share one study file
-    args = {"connect_args": {"timeout": 30}} if url.startswith("sqlite") else {}
+    # a wait on a locked file: several drivers (and the app's page) share one study file; a database server
+    # restarted under a long study: the pool pings a connection before it lends it
+    args = ({"connect_args": {"timeout": 30}} if url.startswith("sqlite") else
+            {"pool_pre_ping": True, "connect_args": {"connect_timeout": 10}} if url.startswith("postgresql") else
+            {"pool_pre_ping": True})
     for attempt in range(STORAGE_ATTEMPTS):
         try:
-            return optuna.storages.RDBStorage(url, engine_kwargs=args, heartbeat_interval=HEARTBEAT_S,
+            return optuna.storages.RDBStorage(engine_url(url), engine_kwargs=args, heartbeat_interval=HEARTBEAT_S,
                                               grace_period=GRACE_S)
-        except sqlalchemy.exc.DatabaseError:
+        except sqlalchemy.exc.DatabaseError as e:
             # drivers started together on a fresh storage race to create its tables ("already exists",
             # "UNIQUE constraint failed: alembic_version"): once one has, the others' next try loads them
             if attempt == STORAGE_ATTEMPTS - 1:
+                if isinstance(e, sqlalchemy.exc.OperationalError):   # unreachable, refused: a message
+                    why = str(e.orig or e).strip().splitlines() or ["no reason given"]
+                    raise ValueError(f"the study storage could not be opened ({why[0][:200]})") from e
                 raise
             time.sleep(0.2 * (attempt + 1) + random.random() * 0.2)
 

@@ -6,6 +6,7 @@ import pytest
 
 from explorer.cli import main
 from explorer.rooms import Rooms
+from explorer.store.database import DATABASE_ENV
 from tests.unit.rooms.samples import TEACHER, seat
 
 
@@ -56,3 +57,19 @@ def test_a_server_without_rooms_says_so(tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path))
     assert main(["rooms", "list"]) == 2
     assert "no rooms on this server" in capsys.readouterr().err and not (tmp_path / "rooms.sqlite").exists()
+
+
+def test_the_rooms_of_a_shared_database_and_a_bad_url(postgres_url, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "no-rooms-file"))   # the database holds them
+    monkeypatch.setenv(DATABASE_ENV, postgres_url)
+    rooms = Rooms()
+    code = rooms.create("ch2", 0, TEACHER)
+    rooms.join(code, seat(0), "Ada")
+    rooms.close()
+    assert main(["rooms", "list"]) == 0
+    assert code in capsys.readouterr().out and not (tmp_path / "no-rooms-file" / "rooms.sqlite").exists()
+    monkeypatch.setenv(DATABASE_ENV, "mysql://root:hunter2@db/x")
+    assert main(["rooms", "list"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and DATABASE_ENV in err and "postgresql://" in err
+    assert "hunter2" not in err and "Traceback" not in err

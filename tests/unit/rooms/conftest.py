@@ -1,4 +1,5 @@
-"""A room database on a temporary SQLite file, with a clock the test moves, and a room in it."""
+"""A room database with a clock the test moves, and a room in it: every test that takes `db` (or `where`)
+runs twice, on a temporary SQLite file and on a fresh database of the session's PostgreSQL."""
 
 import pytest
 
@@ -11,9 +12,15 @@ def clock():
     return Clock()
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def where(request, tmp_path):
+    """Where this test's rooms live: a SQLite file's path, or a PostgreSQL database's URL."""
+    return tmp_path / "rooms.sqlite" if request.param == "sqlite" else request.getfixturevalue("postgres_url")
+
+
 @pytest.fixture
-def db(tmp_path, clock):
-    rooms = Rooms(tmp_path / "rooms.sqlite", clock=clock)
+def db(where, clock):
+    rooms = Rooms(where, clock=clock)
     yield rooms
     rooms.close()
 

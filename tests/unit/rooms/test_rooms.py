@@ -1,7 +1,7 @@
-"""A class in one room: explorer.rooms on a temporary SQLite file, with a clock the test moves."""
+"""A class in one room: explorer.rooms on SQLite and on PostgreSQL (tests/unit/rooms/conftest.py), with a clock
+the test moves."""
 
 import math
-import sqlite3
 
 import pytest
 import segno
@@ -10,7 +10,7 @@ from explorer import rooms as R
 from explorer.rooms import RoomError
 from explorer.rooms import seats as rooms_seats
 from explorer.rooms.invite import qr_svg, student_path
-from tests.unit.rooms.samples import TEACHER, seat
+from tests.unit.rooms.samples import TEACHER, column, dump, seat
 
 
 def test_happy_path_follow_predict_reveal(db, room):
@@ -224,10 +224,9 @@ def test_the_teacher_is_a_browser_known_by_a_hash_of_its_owner_id(db, room):
                           (db.claim, R.new_id(), True), (db.new_pin,), (db.names,)):
         with pytest.raises(RoomError, match="does not teach|only the teacher"):
             method(code, "someone-else-0003", *args)
-    raw = sqlite3.connect(db.path)
-    dump = "\n".join(raw.iterdump())
-    assert teacher not in dump and R._teacher_hash(teacher) in dump   # the hash, never the owner id
-    assert raw.execute("SELECT teacher_hash FROM rooms").fetchall() == [("",)]
+    stored = dump(db)
+    assert teacher not in stored and R._teacher_hash(teacher) in stored   # the hash, never the owner id
+    assert column(db, "SELECT teacher_hash FROM rooms") == [""]
 
 
 def test_a_pin_admits_another_device_once_and_it_gives_up_its_seat(db, room, clock):
@@ -237,7 +236,7 @@ def test_a_pin_admits_another_device_once_and_it_gives_up_its_seat(db, room, clo
     assert db.count(code, "ch2", 0) == (0, 1)
     pin = db.new_pin(code, teacher)
     assert len(pin) == R.PIN_DIGITS and pin.isdigit()
-    assert pin not in "\n".join(sqlite3.connect(db.path).iterdump())   # only its hash is kept
+    assert pin not in dump(db)   # only its hash is kept
     db.enter_pin(code, tablet, f" {pin[:3]} {pin[3:]} ", member=tablet)
     assert db.is_teacher(code, tablet) and db.is_teacher(code, teacher)
     assert db.count(code, "ch2", 0) == (0, 0) and db.member(code, tablet) is None
@@ -280,7 +279,7 @@ def test_codes_are_unguessable_and_links_carry_no_authority(db):
     code = db.create("ch2", 0, TEACHER)
     assert len(code) == R.CODE_LEN and set(code) <= set(R.ALPHABET)
     assert student_path(code.lower()) == f"lessons?room={code}"
-    stored = sqlite3.connect(db.path).execute("SELECT teacher_hash FROM teachers WHERE room = ?", (code,)).fetchone()[0]
+    stored = column(db, "SELECT teacher_hash FROM teachers WHERE room = ?", code)[0]
     assert TEACHER not in stored and len(stored) == 64
 
 

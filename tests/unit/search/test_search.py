@@ -1,6 +1,7 @@
 """Hyperparameter search: the space refuses bad specs naming the field, and a space whose trials cannot
 run against the fixed settings before any trial; a study resumes from its SQLite file and runs only the
-missing trials, never repeating a point (each trial's sampler is seeded by its number), nor do two drivers;
+missing trials, never repeating a point (each trial's sampler is seeded by its number), nor do two drivers
+(these on SQLite and on PostgreSQL: the `storage` fixture); the default storage follows EXPLORER_DATABASE_URL;
 a failing trial is recorded as failed while the study goes on, and a study whose trials all failed fails;
 the pruner stops a trial worse than its peers, trials are saved as resumable runs, the slot pool gates
 the app's trials, and the CLI keeps its JSON contract, its one-line errors and its --set.
@@ -74,8 +75,7 @@ def test_the_residuals_and_the_attention_scale_can_be_searched_or_fixed():
         parse_space(["residual=add,off"])
 
 
-def test_a_study_resumes_from_its_sqlite_file_and_runs_only_the_missing_trials(tmp_path):
-    storage = f"sqlite:///{tmp_path / 'study.db'}"
+def test_a_study_resumes_from_its_storage_and_runs_only_the_missing_trials(storage):
     first = run_search(tiny(storage=storage, sampler="random"))
     assert [t["state"] for t in first["trials"]] == ["COMPLETE", "COMPLETE"]
     again = run_search(tiny(storage=storage, sampler="random", trials=3))
@@ -101,10 +101,10 @@ def test_tpe_resumed_does_not_repeat_its_random_start(tmp_path):
     assert len(set(lrs)) == 4
 
 
-def test_two_drivers_on_one_study_propose_different_points(tmp_path):
+def test_two_drivers_on_one_study_propose_different_points(storage):
     import threading
 
-    spec = tiny(storage=f"sqlite:///{tmp_path / 'two.db'}", sampler="random", trials=4, steps=2, keep_runs=False)
+    spec = tiny(storage=storage, sampler="random", trials=4, steps=2, keep_runs=False)
     open_study(spec)
     drivers = [threading.Thread(target=run_search, args=(spec,)) for _ in range(2)]
     for d in drivers:
@@ -148,8 +148,8 @@ def test_a_study_whose_trials_all_fail_fails_with_the_first_reason():
     assert run_search(tiny(storage="memory", keep_runs=False))["failure"] is None
 
 
-def test_a_trial_left_running_by_a_dead_driver_is_run_again(tmp_path):
-    spec = tiny(storage=f"sqlite:///{tmp_path / 'study.db'}", trials=1)
+def test_a_trial_left_running_by_a_dead_driver_is_run_again(storage):
+    spec = tiny(storage=storage, trials=1)
     study = open_study(spec)
     orphan = study.ask()   # as if the driver had crashed mid-trial
     orphan.set_user_attr("driver", f"{socket.gethostname()}:999999999")
@@ -158,8 +158,7 @@ def test_a_trial_left_running_by_a_dead_driver_is_run_again(tmp_path):
     assert counts(open_study(spec)) == (1, 0)
 
 
-def test_a_study_made_for_another_search_is_refused(tmp_path):
-    storage = f"sqlite:///{tmp_path / 'study.db'}"
+def test_a_study_made_for_another_search_is_refused(storage):
     open_study(tiny(storage=storage, study="mine"))
     with pytest.raises(ValueError, match="another search.*space"):
         open_study(tiny(storage=storage, study="mine", space=("lr=1e-3:1e-1:log",)))
@@ -287,6 +286,13 @@ def test_the_cli_refuses_bad_input_in_one_line_with_status_2(argv, says):
     assert code == 2 and says in err and err.count("\n") == 1 and "Traceback" not in err and not out
 
 
+def test_the_cli_refuses_a_bad_database_url_in_one_line_with_status_2(monkeypatch):
+    monkeypatch.setenv("EXPLORER_DATABASE_URL", "postgresql://ann:hunter2@/nodb")
+    code, out, err = _cli("--space", "lr=1e-3:1e-2")
+    assert code == 2 and err.count("\n") == 1 and "EXPLORER_DATABASE_URL" in err and "hunter2" not in err
+    assert "Traceback" not in err and not out
+
+
 def test_set_fixes_the_settings_of_every_trial_and_the_recipe_the_rest(tmp_path):
     code, out, _ = _cli("--trials", "1", "--space", "lr=1e-3:1e-2:log", "--steps", "6", "--workers", "1", "--json",
                         "--set", "n_heads=2", "--set", "warmup=3", "--set", "norm=post",
@@ -336,3 +342,46 @@ def test_a_stop_ends_a_running_trial_after_its_step_and_it_does_not_count(monkey
     out = run_search(spec, stop=stop)
     assert out["stopped"] and [t["state"] for t in out["trials"]] == ["INTERRUPTED"]
     assert out["trials"][0]["run"] is None and out["best"] is None
+
+
+def test_the_default_storage_follows_the_database_url_or_says_why_not(tmp_path, monkeypatch, postgres_url):
+    from explorer.search.study import default_storage
+
+    assert default_storage() == f"sqlite:///{runs.runs_dir() / 'search.db'}"   # unset: the runs folder's file
+    monkeypatch.setenv("EXPLORER_DATABASE_URL", postgres_url)
+    assert default_storage() == postgres_url
+    study = open_study(tiny())   # storage None: the shared database
+    assert study.study_name in optuna.get_all_study_names(postgres_url.replace("postgresql:", "postgresql+psycopg:"))
+    from explorer.rooms import Rooms
+    rooms = Rooms()   # the rooms beside the studies, in the same database
+    assert rooms.url == postgres_url and rooms.state(rooms.create("ch2", 0, "teachers-owner-id-0001")) is not None
+    rooms.close()
+    monkeypatch.setenv("EXPLORER_DATABASE_URL", "postgres://ann:hunter2@db")
+    with pytest.raises(ValueError, match="EXPLORER_DATABASE_URL.*postgresql://user@host:port/db") as err:
+        open_study(tiny())
+    assert "hunter2" not in str(err.value)
+
+
+def test_drivers_on_postgresql_wait_for_the_right_to_ask_held_on_another_host(postgres_url):
+    import threading
+    import time
+
+    import psycopg
+
+    from explorer.search.driver import ASK_LOCK
+
+    spec = tiny(storage=postgres_url, sampler="random", trials=1, keep_runs=False)
+    open_study(spec)
+    with psycopg.connect(postgres_url, autocommit=True) as other:   # another server's driver, counting and asking
+        other.execute("SELECT pg_advisory_lock(%s)", (ASK_LOCK,))
+        driver = threading.Thread(target=run_search, args=(spec,))
+        driver.start()
+        deadline = time.monotonic() + 120
+        while not other.execute("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"
+                                ).fetchone()[0]:
+            assert time.monotonic() < deadline, "the driver never asked for the lock"
+            time.sleep(0.05)
+        assert open_study(spec).get_trials() == []   # waiting: nothing asked while the other holds it
+        other.execute("SELECT pg_advisory_unlock(%s)", (ASK_LOCK,))
+        driver.join(120)
+    assert [t.state for t in open_study(spec).get_trials()] == [optuna.trial.TrialState.COMPLETE]
