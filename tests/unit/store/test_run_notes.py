@@ -1,0 +1,110 @@
+"""Runs as a researcher keeps them: notes and tags (the owner's only, within explorer.limits, meta.json
+rewritten whole), the study a search trial's run belongs to, and the throughput every run records."""
+
+import json
+
+import pytest
+
+from explorer.config import ModelConfig
+from explorer.jobs.training import TrainingJob
+from explorer.limits import MAX_NOTE_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_notes, check_tags
+from explorer.model import build_model
+from explorer.store.checkpoints import read_meta, write_meta
+from explorer.store.runs import annotate_run, run_info, save_run
+from explorer.tasks import TaskConfig, make_task
+from explorer.train_config import TrainConfig
+from explorer.training import train_steps
+
+ME, YOU = "a" * 32, "b" * 32
+
+
+@pytest.fixture(scope="module")
+def trained():
+    task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=60, n_val=10))
+    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
+                                                      n_decoder_layers=1, d_ff=32)), seed=0)
+    cfg = TrainConfig(steps=5, batch_size=8, eval_every=5, eval_examples=10)
+    return task, model, cfg, list(train_steps(model, task, cfg))
+
+
+def save(trained, name="run", **kw):
+    task, model, cfg, history = trained
+    return save_run(name, model, task.cfg, cfg, history, **kw)
+
+
+def test_notes_and_tags_round_trip_for_their_owner(trained):
+    info = save(trained, owner=ME)
+    assert info.notes == "" and info.tags == ()
+    back = annotate_run(info.name, notes="  lr too high?\ntry 3e-3  ", tags=["baseline", " pre  LN ", "Baseline"],
+                        owner=ME)
+    assert back.notes == "lr too high?\ntry 3e-3" and back.tags == ("baseline", "pre LN")
+    assert run_info(info.name).notes == back.notes and run_info(info.name).tags == back.tags
+    meta = json.loads((info.path / "meta.json").read_text())
+    assert meta["tags"] == ["baseline", "pre LN"] and meta["owner"] == ME and meta["final"] == info.final
+    annotate_run(info.name, tags=[], owner=ME)   # notes untouched when not given
+    assert run_info(info.name).tags == () and run_info(info.name).notes == back.notes
+    assert not list(info.path.glob("*.tmp*"))     # written through a temporary file, renamed into place
+
+
+def test_only_the_owner_annotates_and_the_cli_may(trained):
+    mine, nobodys = save(trained, "mine", owner=ME), save(trained, "nobodys")
+    with pytest.raises(PermissionError, match="belongs to another visitor"):
+        annotate_run(mine.name, notes="hijacked", owner=YOU)
+    with pytest.raises(PermissionError, match="has no owner"):
+        annotate_run(nobodys.name, tags=["x"], owner=YOU)
+    assert run_info(mine.name).notes == "" and run_info(nobodys.name).tags == ()
+    assert annotate_run(nobodys.name, tags=["cli"]).tags == ("cli",)   # no owner given: the command line
+
+
+def test_limits_on_notes_and_tags(trained):
+    info = save(trained, owner=ME)
+    assert check_notes("x" * MAX_NOTE_CHARS) == "x" * MAX_NOTE_CHARS
+    with pytest.raises(ValueError, match=f"at most {MAX_NOTE_CHARS:,}"):
+        annotate_run(info.name, notes="x" * (MAX_NOTE_CHARS + 1), owner=ME)
+    with pytest.raises(ValueError, match=f"at most {MAX_TAGS}"):
+        check_tags([f"t{i}" for i in range(MAX_TAGS + 1)])
+    with pytest.raises(ValueError, match=f"at most {MAX_TAG_CHARS}"):
+        check_tags(["y" * (MAX_TAG_CHARS + 1)])
+    assert check_tags(["line\nbreak"]) == ("line break",)   # whitespace is collapsed, not refused
+    for bad in (["a,b"], ["bell\x07"], ["rtl\u202e"]):
+        with pytest.raises(ValueError, match="comma or a control character"):
+            check_tags(bad)
+    with pytest.raises(ValueError, match="list of texts"):
+        check_tags("one string")
+    assert check_tags([f"t{i}" for i in range(MAX_TAGS)] + ["T0", "  "]) == tuple(f"t{i}" for i in range(MAX_TAGS))
+    assert run_info(info.name).notes == ""     # nothing over a limit was written
+
+
+def test_every_run_records_its_throughput_and_old_runs_still_load(trained):
+    _, _, _, history = trained
+    info = save(trained, wall_seconds=history[-1].elapsed + 2.0)
+    assert info.steps_per_second == pytest.approx(5 / history[-1].elapsed)
+    assert info.wall_seconds == pytest.approx(history[-1].elapsed + 2.0)
+    default = save(trained, "default")   # a caller that trained without pausing: the trainer's seconds
+    assert default.wall_seconds == pytest.approx(history[-1].elapsed)
+    meta = read_meta(default.path)
+    write_meta(default.path, {k: v for k, v in meta.items() if k not in ("steps_per_second", "wall_seconds")})
+    old = run_info(default.name)   # saved before throughput was recorded: derived from steps and duration
+    assert old.steps_per_second == pytest.approx(5 / history[-1].elapsed) and old.wall_seconds is None
+
+
+def test_a_trial_run_names_its_study(trained):
+    info = save(trained, "study-t3", extra={"status": "finished", "search": "my-study", "trial": 3})
+    assert (info.study, info.trial) == ("my-study", 3)
+    assert (save(trained, "plain").study, save(trained, "plain").trial) == (None, None)
+
+
+def test_a_training_job_records_its_wall_time_across_a_resume(trained):
+    task, _, cfg, _ = trained
+    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
+                                                      n_decoder_layers=1, d_ff=32)), seed=1)
+    job = TrainingJob(model, task, cfg.replace(steps=3), name="walled", owner=ME)
+    job.start()
+    job.join()
+    first = run_info(job.run_name)
+    assert first.wall_seconds >= first.duration > 0 and first.steps_per_second == pytest.approx(3 / first.duration)
+    again = TrainingJob.from_run(first.name, owner=ME)
+    again.resume(extra_steps=2)
+    again.join()
+    second = run_info(again.run_name)
+    assert second.steps == 5 and second.wall_seconds >= first.wall_seconds + (second.duration - first.duration)
