@@ -5,26 +5,13 @@ import json
 
 import pytest
 
-from explorer.config import ModelConfig
 from explorer.jobs.training import TrainingJob
 from explorer.limits import MAX_NOTE_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_notes, check_tags
 from explorer.model import build_model
 from explorer.store.checkpoints import read_meta, write_meta
 from explorer.store.runs import annotate_run, run_info, save_run
-from explorer.tasks import TaskConfig, make_task
-from explorer.train_config import TrainConfig
-from explorer.training import train_steps
 
 ME, YOU = "a" * 32, "b" * 32
-
-
-@pytest.fixture(scope="module")
-def trained():
-    task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=60, n_val=10))
-    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
-                                                      n_decoder_layers=1, d_ff=32)), seed=0)
-    cfg = TrainConfig(steps=5, batch_size=8, eval_every=5, eval_examples=10)
-    return task, model, cfg, list(train_steps(model, task, cfg))
 
 
 def save(trained, name="run", **kw):
@@ -78,14 +65,14 @@ def test_limits_on_notes_and_tags(trained):
 def test_every_run_records_its_throughput_and_old_runs_still_load(trained):
     _, _, _, history = trained
     info = save(trained, wall_seconds=history[-1].elapsed + 2.0)
-    assert info.steps_per_second == pytest.approx(5 / history[-1].elapsed)
+    assert info.steps_per_second == pytest.approx(6 / history[-1].elapsed)
     assert info.wall_seconds == pytest.approx(history[-1].elapsed + 2.0)
     default = save(trained, "default")   # a caller that trained without pausing: the trainer's seconds
     assert default.wall_seconds == pytest.approx(history[-1].elapsed)
     meta = read_meta(default.path)
     write_meta(default.path, {k: v for k, v in meta.items() if k not in ("steps_per_second", "wall_seconds")})
     old = run_info(default.name)   # saved before throughput was recorded: derived from steps and duration
-    assert old.steps_per_second == pytest.approx(5 / history[-1].elapsed) and old.wall_seconds is None
+    assert old.steps_per_second == pytest.approx(6 / history[-1].elapsed) and old.wall_seconds is None
 
 
 def test_a_trial_run_names_its_study(trained):
@@ -95,9 +82,8 @@ def test_a_trial_run_names_its_study(trained):
 
 
 def test_a_training_job_records_its_wall_time_across_a_resume(trained):
-    task, _, cfg, _ = trained
-    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
-                                                      n_decoder_layers=1, d_ff=32)), seed=1)
+    task, trained_model, cfg, _ = trained
+    model = build_model(trained_model.cfg, seed=1)
     job = TrainingJob(model, task, cfg.replace(steps=3), name="walled", owner=ME)
     job.start()
     job.join()
