@@ -60,12 +60,13 @@ def click(at, key: str):
     return at
 
 
-def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None) -> str:
-    task = make_task("copy")
+def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None, task: str = "copy",
+              extra: dict | None = None) -> str:
+    task = make_task(task)
     cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
                                         norm=norm))
     model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
     state = new_state(model, task, train_cfg)
     list(train_steps(model, task, train_cfg, state))
-    return runs.save_run(name, model, task.cfg, train_cfg, state.history, state=state,
+    return runs.save_run(name, model, task.cfg, train_cfg, state.history, state=state, extra=extra,
                          owner=owner.id_of(owner_token) if owner_token else None).name
