@@ -3,17 +3,11 @@ shown as text, not editable), the filters by study, tag and task, and the throug
 
 from explorer.store import runs
 from tests.app.helpers import assert_ok, open_app
-from tests.app.training_helpers import ME, RUNS, saved_run
+from tests.app.training_helpers import ME, RUNS, pick_for_export, saved_run
 from ui import owner, run_notes, state
 
 THEM = "another-visitors-token-0123456789"
 HOSTILE = "see [here](https://evil.example) **now**"
-
-
-def choose(at, name: str):
-    at.selectbox(key=state.RUNS_EXPORT).set_value(name).run()
-    assert_ok(at)
-    return at
 
 
 def test_the_owner_keeps_notes_and_tags_and_another_visitor_only_reads_them():
@@ -23,7 +17,7 @@ def test_the_owner_keeps_notes_and_tags_and_another_visitor_only_reads_them():
     at = open_app(RUNS, state={owner.TOKEN: ME})
     at.session_state[state.RUNS_TABLE] = {"selection": {"rows": [0, 1], "columns": [], "cells": []}}
     at.run()
-    choose(at, mine)
+    pick_for_export(at, mine)
     at.text_area(key=f"{run_notes.RUNS_NOTES}:{mine}").set_value("lr 3e-3 diverged once\nretry with warmup")
     at.text_input(key=f"{run_notes.RUNS_TAGS}:{mine}").set_value(" baseline, pre-LN ,baseline")
     at.button(key=run_notes.RUNS_NOTES_SAVE).click().run()
@@ -38,7 +32,7 @@ def test_the_owner_keeps_notes_and_tags_and_another_visitor_only_reads_them():
     at.button(key=run_notes.RUNS_NOTES_SAVE).click().run()
     assert any("at most 32" in e.value for e in at.error) and runs.run_info(mine).tags == ("baseline", "pre-LN")
 
-    choose(at, theirs)   # another visitor's run: no form, its notes shown as text
+    pick_for_export(at, theirs)   # another visitor's run: no form, its notes shown as text
     assert not [w for w in at.text_area if w.key.endswith(theirs)] and not at.get("form")
     shown = " ".join(m.value for m in at.markdown)
     assert "their-tag" in shown and "](" not in shown.replace("\\](", "") and "**now**" not in shown

@@ -18,6 +18,7 @@ from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
 from tests.app.helpers import assert_ok, figures, open_app
 from ui import owner, train_settings, training_job
+from ui.state import RUNS_EXPORT
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
 ME = "a-visitors-own-token-0123456789"  # this AppTest's cookie, as a browser would send it
@@ -56,6 +57,13 @@ def job_of(at) -> TrainingJob:
 
 def click(at, key: str):
     at.button(key=key).click().run()
+    assert_ok(at)
+    return at
+
+
+def pick_for_export(at, name: str):
+    """The Runs page's run to export, resume, annotate or delete."""
+    at.selectbox(key=RUNS_EXPORT).set_value(name).run()
     assert_ok(at)
     return at
 
