@@ -5,11 +5,16 @@ Reversal models of the same d_model (so the same parameter count) are trained al
 d_head = d_model / heads from wide to narrow. "Numerically stable" is read two ways: does any run diverge (a
 non-finite loss stops it), and do narrow heads end with a higher validation loss than 32-wide ones.
 
-Measured at the default budget (3 seeds x 400 steps; bench/README.md, "ALiBi and the seeds' remaining claims"):
-no run diverged, every width from 64 down to 4 reaches 99.8-100% exact match, and the validation losses
-(0.0009-0.0013 nats) do not separate d_head 4 from 32: the rule of thumb is not visible at this size. On the
-chapter's harder reversal (`--set task=reversal-seed --set steps=600`) no run diverged either, and d_head 4 ends
-with a lower validation loss than d_head 32 (95% CI [-0.0111, -0.0039] nats): decided against the rule.
+The claim carries a margin, MARGIN nats: a difference of validation loss under it does not matter, and two
+one-sided tests (explorer.analysis.evidence) decide "no meaningful difference" when the 90% interval of
+d_head 4 minus d_head 32 lies within it.
+
+Measured at the default budget (3 seeds x 400 steps; bench/README.md, "Equivalence in verdicts"): no run
+diverged, every width from 64 down to 4 reaches 99.8-100% exact match, and d_head 4 minus d_head 32 is 0.00017
+nats (90% CI [-0.00005, 0.0004]): no meaningful difference within ±0.01 nats (TOST p = 8e-8), so the rule of
+thumb is not visible at this size. On the chapter's harder reversal (`--set task=reversal-seed --set
+steps=600`) no run diverged either, and d_head 4 ends with a lower validation loss than d_head 32 (95% CI
+[-0.0111, -0.0039] nats): decided against the rule.
 """
 
 from __future__ import annotations

@@ -5,6 +5,7 @@ import json
 
 import pytest
 
+from explorer.cli.main import main
 from explorer.jobs.training import TrainingJob
 from explorer.limits import MAX_NOTE_CHARS, MAX_TAG_CHARS, MAX_TAGS, check_notes, check_tags
 from explorer.model import build_model
@@ -94,3 +95,20 @@ def test_a_training_job_records_its_wall_time_across_a_resume(trained):
     again.join()
     second = run_info(again.run_name)
     assert second.steps == 5 and second.wall_seconds >= first.wall_seconds + (second.duration - first.duration)
+
+
+def test_the_command_line_tags_and_notes_any_run_with_one_line_errors(trained, capsys):
+    name = save(trained, "cli-run", owner=ME).name
+    assert main(["runs", "tag", name, "--add", "baseline", "--add", "lr-sweep"]) == 0
+    assert main(["runs", "tag", name, "--remove", "BASELINE", "--add", "warmup"]) == 0
+    assert run_info(name).tags == ("lr-sweep", "warmup") and capsys.readouterr().out.endswith("lr-sweep, warmup\n")
+    assert main(["runs", "note", name, "diverged at 3e-2"]) == 0 and run_info(name).notes == "diverged at 3e-2"
+    capsys.readouterr()
+    for argv, says in ((["runs", "tag", "no-such-run", "--add", "x"], "no run named"),
+                       (["runs", "tag", name, "--add", "a,b"], "comma"),
+                       (["runs", "tag", name], "give --add"),
+                       (["runs", "note", name, "x" * (MAX_NOTE_CHARS + 1)], "at most")):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1 and "Traceback" not in err
+    assert run_info(name).tags == ("lr-sweep", "warmup")
