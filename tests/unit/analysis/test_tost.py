@@ -154,3 +154,19 @@ def test_equivalence_survives_json_and_old_evidence_still_loads():
                                                    "equivalent")}
     back = Evidence.from_json(old)
     assert back.margin is None and back.outcome == INCONCLUSIVE and back.holds is None
+
+
+def test_the_cli_and_a_result_state_the_margin_and_the_outcome():
+    from explorer.cli.experiment import format_evidence
+    from explorer.experiments import Result
+
+    judged = verdict([CLAIM], samples({"A": CASES[EQUIVALENT], "B": B}))
+    empty = pd.DataFrame()
+    result = Result(name="heads", table=empty, samples=empty, curves=None, verdict=judged.text, holds=judged.holds,
+                    params={}, evidence=judged.evidence)
+    assert result.outcome == EQUIVALENT and judged.outcome == EQUIVALENT
+    line = format_evidence(result).splitlines()[1]
+    assert "margin ±0.5 nats (90% CI [" in line and line.endswith(": no meaningful difference")
+    stopped = Result(name="heads", table=empty, samples=empty, curves=None, verdict="", holds=None, params={},
+                     evidence=judged.evidence, partial=True)
+    assert stopped.outcome == INCONCLUSIVE
