@@ -168,7 +168,7 @@ def compare(chosen: list[Run]) -> None:
 
 
 def export(chosen: list[Run]) -> None:
-    st.subheader("Export, resume or delete")
+    st.subheader("Notes, export, resume or delete")
     names = [r.name for r in chosen]
     if st.session_state.get(state.RUNS_EXPORT) not in names:
         st.session_state.pop(state.RUNS_EXPORT, None)

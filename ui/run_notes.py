@@ -107,7 +107,8 @@ def editor(info: runs.RunInfo | None) -> None:
         st.error(error, icon=":material/error:")
     with st.form(key=f"runs_notes_form:{info.name}", border=False):
         st.text_area("Notes", key=notes_key, max_chars=MAX_NOTE_CHARS, height=100,
-                     help="What you tried and what you saw; kept with the run (meta.json). Only you can edit them.")
+                     help="What you tried and what you saw; kept with the run (meta.json). Only you can edit them; "
+                          "whoever can open the run reads them (a private run's, only you).")
         st.text_input("Tags", key=tags_key, placeholder="baseline, lr-sweep",
                       help=f"Comma-separated, at most {MAX_TAGS} of {MAX_TAG_CHARS} characters each; filter the "
                            "table by them above.")
