@@ -4,6 +4,7 @@
     check_values({"d_model": 1024})           # the caps alone, by field name (a space's tops, experiment params)
     check_search(dims, settings, configs)     # a search before its first trial: its space and its largest trial
     check_search_work(trials, steps, dims)    # what the app's Search page adds on a shared server
+    check_notes(text), check_tags(tags)       # a run's notes and tags (visitor text) as they are stored
 
 The caps bound what a run may ask for whatever the machine (so no request allocates terabytes); the budget
 (explorer/jobs/budget.py: MAX_TRAIN_BYTES of memory, MAX_RUN_SECONDS per run, measured here) bounds what it costs.
@@ -27,6 +28,8 @@ CAPS = {
 }
 ALIASES = {"n_layers": "n_encoder_layers", "layers": "n_encoder_layers"}  # a search's and the CLI's depth
 MAX_SEARCH_WORK = 24_000   # trials x steps one search may take on the app's shared server
+MAX_NOTE_CHARS = 2000      # a run's notes: a paragraph or two, kept in its meta.json
+MAX_TAGS, MAX_TAG_CHARS = 8, 32   # a run's tags: short labels to filter the Runs page by
 
 
 def cap_of(name: str, aliases: dict | None = None) -> int | None:
@@ -110,5 +113,39 @@ def check_search_work(trials: int, steps: int, dims: dict) -> None:
                          f"({MAX_SEARCH_WORK:,} steps); use fewer trials or steps, or the command line")
 
 
-__all__ = ["CAPS", "ALIASES", "MAX_SEARCH_WORK", "MAX_RUN_SECONDS", "MAX_TRAIN_BYTES", "cap_of", "check_values",
+def check_notes(text) -> str:
+    """A run's notes as stored (ends stripped); ValueError unless text of at most MAX_NOTE_CHARS characters."""
+    if not isinstance(text, str):
+        raise ValueError(f"notes must be text, not {type(text).__name__}")
+    text = text.strip()
+    if len(text) > MAX_NOTE_CHARS:
+        raise ValueError(f"notes are {len(text):,} characters long; at most {MAX_NOTE_CHARS:,} are kept")
+    return text
+
+
+def check_tags(tags) -> tuple[str, ...]:
+    """A run's tags as stored: each stripped, inner spaces collapsed, duplicates (ignoring case) and empty ones
+    dropped; ValueError for a tag over MAX_TAG_CHARS characters, with a comma or a control character, or for
+    more than MAX_TAGS tags."""
+    if isinstance(tags, str) or not all(isinstance(t, str) for t in tags):
+        raise ValueError("tags must be a list of texts")
+    out, seen = [], set()
+    for tag in (" ".join(t.split()) for t in tags):
+        if not tag or tag.casefold() in seen:
+            continue
+        if len(tag) > MAX_TAG_CHARS:
+            raise ValueError(f"tag {tag[:MAX_TAG_CHARS]!r}... is {len(tag)} characters long; a tag may have at most "
+                             f"{MAX_TAG_CHARS}")
+        if "," in tag or not tag.isprintable():
+            raise ValueError(f"tag {tag!r} holds a comma or a control character; a tag is a short label "
+                             "(letters, digits, spaces, punctuation other than commas)")
+        seen.add(tag.casefold())
+        out.append(tag)
+    if len(out) > MAX_TAGS:
+        raise ValueError(f"{len(out)} tags; a run may have at most {MAX_TAGS}")
+    return tuple(out)
+
+
+__all__ = ["CAPS", "ALIASES", "MAX_SEARCH_WORK", "MAX_NOTE_CHARS", "MAX_TAGS", "MAX_TAG_CHARS", "check_notes",
+           "check_tags", "MAX_RUN_SECONDS", "MAX_TRAIN_BYTES", "cap_of", "check_values",
            "check_run", "tops", "check_search", "check_search_work"]

@@ -12,8 +12,8 @@ from ui import experiment_job, experiment_params, frame, widgets
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
-VERDICT = {True: (st.success, ":material/check_circle:"), False: (st.warning, ":material/report:"),
-           None: (st.info, ":material/help:")}
+VERDICT = {"holds": (st.success, ":material/check_circle:"), "does not hold": (st.warning, ":material/report:"),
+           "equivalent": (st.info, ":material/drag_handle:"), "inconclusive": (st.info, ":material/help:")}
 
 
 def controls(name: str, params, error: str | None, has_result: bool) -> bool:
@@ -62,13 +62,15 @@ def result_view(name: str, result, params) -> None:
         st.caption(f":material/bolt: Computed just now in {result.seconds:.0f} s"
                    + (" (stopped early: fewer seeds than asked)." if result.partial else
                       "; cached for the next visitor."))
-    box, icon = VERDICT[result.holds]
+    box, icon = VERDICT[result.outcome]
     box(f"**Measured:** {result.verdict}", icon=icon)
     evidence = experiment_job.evidence_view(result)
     if evidence is not None:
         st.markdown("**What decides it**: each claim over seeds, with its 95% confidence interval. A claim "
-                    "holds or fails only with at least 3 seeds and an interval on one side of the line; "
-                    "otherwise it is inconclusive.")
+                    "holds or fails only with at least 3 seeds and an interval on one side of the line. A claim "
+                    "with a margin (the smallest difference that matters) otherwise concludes *no meaningful "
+                    "difference* when two one-sided tests put the difference within it (its 90% interval inside "
+                    "±margin); else it is inconclusive.")
         st.table(evidence, hide_index=True)
     for cell, (i, fig) in zip(widgets.grid(len(result.figures), 2), enumerate(result.figures)):
         with cell:

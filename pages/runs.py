@@ -1,4 +1,5 @@
-"""Runs: every run of this session and on disk; compare curves and configs, export, delete your own."""
+"""Runs: every run of this session and on disk, by study, tag and task; compare curves and configs, keep notes
+and tags on your own, export, delete your own."""
 
 from dataclasses import dataclass
 
@@ -6,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from explorer.figures.curves import training_curves
-from explorer.quoting import md_text
+from explorer.quoting import md_text, shorten
 from explorer.store import runs
 from explorer.store.resume import can_resume
 from explorer.store.subject import Subject, open_subject
@@ -18,6 +19,7 @@ from ui import (
     model_config,
     models,
     owner,
+    run_notes,
     saved_runs,
     state,
     train_settings,
@@ -89,10 +91,14 @@ def table_row(run: Run) -> dict:
     final = i.final if i is not None else {}
     who = owner.whose(i.owner) if i is not None else owner.YOURS
     return {"Run": run.name, "Owner": f"{who} (private)" if i is not None and i.private else who,
+            "Study": run_notes.study_of(i), "Tags": ", ".join(i.tags) if i is not None else "",
             "Task": preset_of(run.config["task"]), "Model": model,
             "Steps": i.steps if i is not None else None, "lr": t.get("lr"), "Batch": t.get("batch_size"),
             "Loss": final.get("loss"), "Val loss": final.get("val_loss"), "Exact": final.get("val_exact"),
+            "Steps/s": i.steps_per_second if i is not None else None,
             "Time (s)": round(i.duration, 1) if i is not None else None,
+            "Wall (s)": round(i.wall_seconds, 1) if i is not None and i.wall_seconds is not None else None,
+            "Notes": shorten(i.notes.replace("\n", " "), 60) if i is not None else "",
             "Saved": {"both": "disk + session", "disk": "disk", "session": "session only"}[run.where],
             "Created": i.created[:16].replace("T", " ") if i is not None else ""}
 
@@ -108,6 +114,12 @@ def show_table(all_runs: list[Run]):
                             "Owner": col.TextColumn(help=owner.WHOSE_HELP),
                             "Exact": col.ProgressColumn(min_value=0.0, max_value=1.0, format="percent",
                                                            help="Validation exact match at the last evaluation"),
+                            "Study": col.TextColumn(help="The search study (and trial) that saved the run"),
+                            "Steps/s": col.NumberColumn(format="%.1f", help="Training steps per second of the "
+                                                        "trainer's own time"),
+                            "Time (s)": col.NumberColumn(help="Seconds the trainer spent on the run's steps"),
+                            "Wall (s)": col.NumberColumn(help="Seconds on the clock from start to save, waits "
+                                                         "between steps included (empty: not recorded then)"),
                             "Created": col.TextColumn(help="UTC")})
 
 
@@ -156,7 +168,7 @@ def compare(chosen: list[Run]) -> None:
 
 
 def export(chosen: list[Run]) -> None:
-    st.subheader("Export, resume or delete")
+    st.subheader("Notes, export, resume or delete")
     names = [r.name for r in chosen]
     if st.session_state.get(state.RUNS_EXPORT) not in names:
         st.session_state.pop(state.RUNS_EXPORT, None)
@@ -177,6 +189,7 @@ def export(chosen: list[Run]) -> None:
         row.button("Resume on Train", key="runs_resume", icon=":material/resume:", on_click=resume, args=(name,),
                    help="Continue this run exactly where it stopped, as a run of your own (the saved one stays).")
     sharing(run)
+    run_notes.editor(run.info)
     refusal = saved_runs.delete_refusal(run.info)
     row.button("Delete…", key="runs_delete", icon=":material/delete:", on_click=ask_delete, args=(name,),
                disabled=refusal is not None, help=refusal or "Delete this run: only its owner can.")
@@ -257,12 +270,15 @@ st.markdown("Every run trained in this session or saved on disk. Tick rows to ov
             "visitor's own data: it is private to them unless they share it. Only the browser that trained a run "
             "can delete it.")
 confirm_delete()
-all_runs = collect()
+every_run = collect()
 job = training_job.current_job()
 if job is not None and not job.ended:
     st.caption(f"Run **{md_text(job.name)}** is training now; it appears here when it stops.")
-if not all_runs:
+all_runs = run_notes.filtered(every_run, lambda r: r.info, lambda r: preset_of(r.config["task"]))
+if not every_run:
     st.info("No runs yet: train one on the **Train** page.", icon=":material/model_training:")
+elif not all_runs:
+    st.info("No run matches these filters.", icon=":material/filter_alt_off:")
 else:
     event = show_table(all_runs)
     rows = [i for i in event.selection.rows if i < len(all_runs)]

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pandas as pd
 import streamlit as st
 
-from explorer.analysis.evidence import fmt, fmt_interval
+from explorer.analysis.evidence import equivalence_text, fmt, fmt_interval
 from explorer.experiments import EXPERIMENTS, Result, cache_key, cache_path, cached
 from explorer.jobs.experiment import ExperimentJob
 from explorer.jobs.slots import pool_counts
@@ -155,8 +155,18 @@ def evidence_view(result: Result) -> pd.DataFrame | None:
                      f"{e.level:.0%} interval": "—" if math.isnan(low) else fmt_interval(low, high, e.unit,
                                                                                            e.difference),
                      "seeds": " / ".join(str(n) for n in e.n), "test": e.test,
-                     "outcome": OUTCOME[e.holds] if e.holds is not None else f"inconclusive: {e.reason}"})
+                     "margin": "—" if e.margin is None else f"±{fmt(e.margin, e.unit, True)}",
+                     "outcome": outcome(e)})
     return pd.DataFrame(rows)
+
+
+def outcome(e) -> str:
+    """A claim's outcome as the evidence table says it (with the equivalence test when it decided)."""
+    if e.holds is not None:
+        return OUTCOME[e.holds]
+    if e.equivalent:
+        return f"no meaningful difference: {equivalence_text(e)}"
+    return f"inconclusive: {e.reason}"
 
 
 def failed_cells(result: Result):

@@ -1,150 +1,60 @@
-"""When a difference over seeds decides a claim: Welch's t intervals, and the one verdict rule.
+"""When a difference over seeds decides a claim: the claim, its evidence, and the one verdict rule.
 
 A seed's claim becomes a `Claim`: one metric of one condition, or of one condition minus another,
-is above (or below) a threshold (0 for "larger than"). `weigh(claim, samples)` measures it over
-the seeds in a samples frame (condition, seed, metric, value) and returns `Evidence`: the test, the
-estimate, its 95% confidence interval, n per condition, the degrees of freedom, and `holds`:
+is above (or below) a threshold (0 for "larger than"), perhaps with a `margin` (in the claim's own
+unit) under which a difference does not matter. `weigh(claim, samples)` measures it over the seeds in
+a samples frame (condition, seed, metric, value) and returns `Evidence`: the test, the estimate, its
+95% confidence interval, n per condition, the degrees of freedom, and its `outcome`:
 
-    True   at least MIN_SEEDS seeds per condition and the interval lies on the claimed side
-    False  at least MIN_SEEDS seeds per condition and the interval lies on the other side
-    None   otherwise, with the reason: too few seeds, the interval spans the threshold, the run
-           stopped, or the seed asks an open question (`Claim.open`: measured, never decided)
+    holds           at least MIN_SEEDS seeds per condition and the interval lies on the claimed side
+    does not hold   at least MIN_SEEDS seeds per condition and the interval lies on the other side
+    equivalent      neither, and the claim has a margin that the two one-sided tests (TOST) place the
+                    difference within: its 90% interval lies inside (-margin, +margin); "no meaningful
+                    difference"
+    inconclusive    otherwise, with the reason: too few seeds, the interval spans the threshold (and,
+                    with a margin, reaches beyond it), the run stopped, or the seed asks an open question
+                    (`Claim.open`: measured, never decided)
 
-`verdict(claims, samples, stopped)` weighs every claim and combines them (all must hold; one that
-fails makes the verdict False; otherwise an undecided one leaves it None): (holds, sentences,
-evidence). Every experiment's verdict goes through it.
+`holds` is True, False or None (None for both "equivalent" and "inconclusive": neither confirms nor refutes
+the direction claimed). `verdict(claims, samples, stopped)` weighs every claim and combines them: one
+that fails makes it "does not hold", all holding "holds", all holding or equivalent (one at least)
+"equivalent", else "inconclusive". Every experiment's verdict goes through it.
 
 Tests. Two conditions trained separately: Welch's t (unequal variances, Welch-Satterthwaite degrees
 of freedom). One condition against a number: the one-sample t. Two numbers measured on the same
 seed's model (greedy and beam decoding of one model): the one-sample t of the per-seed differences
-("paired t"). The t quantile is computed here (regularised incomplete beta, bisection), so nothing
-beyond the standard library is needed.
+("paired t"). The distributions, intervals and TOST live in explorer.analysis.intervals.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
+from explorer.analysis.intervals import (
+    ALPHA,
+    LEVEL,
+    Equivalence,
+    Interval,
+    beta_regularized,
+    one_sample,
+    t_cdf,
+    t_quantile,
+    tost,
+    welch,
+    welch_df,
+)
+
 MIN_SEEDS = 3      # fewer seeds per compared condition never decide a claim
-LEVEL = 0.95       # confidence level of every interval
+HOLDS, FAILS, EQUIVALENT, INCONCLUSIVE = "holds", "does not hold", "equivalent", "inconclusive"
+OUTCOMES = (HOLDS, FAILS, EQUIVALENT, INCONCLUSIVE)
 
 WELCH, ONE_SAMPLE, PAIRED = "Welch's t", "one-sample t", "paired t"
 OPEN = "the seed asks rather than claims"   # the reason of an open claim's evidence
-
-
-# ---------------------------------------------------------------------------------------------
-# Student's t distribution
-# ---------------------------------------------------------------------------------------------
-
-def _beta_fraction(a: float, b: float, x: float) -> float:
-    """Continued fraction of the incomplete beta function (modified Lentz)."""
-    tiny, eps = 1e-300, 1e-15
-    c, d = 1.0, 1.0 - (a + b) * x / (a + 1.0)
-    d = 1.0 / (d if abs(d) > tiny else tiny)
-    h = d
-    for m in range(1, 500):
-        for num in (m * (b - m) * x / ((a + 2 * m - 1) * (a + 2 * m)),
-                    -(a + m) * (a + b + m) * x / ((a + 2 * m) * (a + 2 * m + 1))):
-            d = 1.0 + num * d
-            d = 1.0 / (d if abs(d) > tiny else tiny)
-            c = 1.0 + num / c
-            c = c if abs(c) > tiny else tiny
-            h *= c * d
-        if abs(c * d - 1.0) < eps:
-            break
-    return h
-
-
-def beta_regularized(a: float, b: float, x: float) -> float:
-    """I_x(a, b), the regularised incomplete beta function."""
-    if x <= 0.0:
-        return 0.0
-    if x >= 1.0:
-        return 1.0
-    front = math.exp(math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x))
-    if x < (a + 1.0) / (a + b + 2.0):
-        return front * _beta_fraction(a, b, x) / a
-    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
-
-
-def t_cdf(t: float, df: float) -> float:
-    """P(T <= t) for Student's t with df (> 0, not necessarily whole) degrees of freedom."""
-    if not df > 0:
-        raise ValueError(f"df={df!r} must be > 0")
-    tail = 0.5 * beta_regularized(df / 2.0, 0.5, df / (df + t * t))
-    return 1.0 - tail if t > 0 else tail
-
-
-def t_quantile(p: float, df: float) -> float:
-    """The t with P(T <= t) = p, by bisection on t_cdf (to 1e-12)."""
-    if not 0.0 < p < 1.0:
-        raise ValueError(f"p={p!r} must lie in (0, 1)")
-    if p < 0.5:
-        return -t_quantile(1.0 - p, df)
-    low, high = 0.0, 1.0
-    while t_cdf(high, df) < p:
-        low, high = high, 2.0 * high
-    while high - low > 1e-12 * max(1.0, high):
-        mid = 0.5 * (low + high)
-        low, high = (mid, high) if t_cdf(mid, df) < p else (low, mid)
-    return 0.5 * (low + high)
-
-
-# ---------------------------------------------------------------------------------------------
-# Intervals
-# ---------------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class Interval:
-    estimate: float    # the difference of means, or the mean
-    low: float         # NaN when there are too few values for an interval
-    high: float
-    df: float
-
-
-def _values(values: Iterable[float]) -> np.ndarray:
-    v = np.asarray(list(values), dtype=float)
-    return v[np.isfinite(v)]
-
-
-def one_sample(values: Iterable[float], level: float = LEVEL) -> Interval:
-    """The mean and its t interval (df = n - 1); NaN bounds for fewer than two values."""
-    v = _values(values)
-    n = len(v)
-    if n == 0:
-        return Interval(math.nan, math.nan, math.nan, math.nan)
-    mean = float(v.mean())
-    if n < 2:
-        return Interval(mean, math.nan, math.nan, math.nan)
-    half = t_quantile(0.5 + level / 2, n - 1) * float(v.std(ddof=1)) / math.sqrt(n)
-    return Interval(mean, mean - half, mean + half, float(n - 1))
-
-
-def welch_df(var_a: float, n_a: int, var_b: float, n_b: int) -> float:
-    """Welch-Satterthwaite degrees of freedom; n_a + n_b - 2 when both variances are 0."""
-    qa, qb = var_a / n_a, var_b / n_b
-    if qa + qb == 0:
-        return float(n_a + n_b - 2)
-    return (qa + qb) ** 2 / (qa ** 2 / (n_a - 1) + qb ** 2 / (n_b - 1))
-
-
-def welch(a: Iterable[float], b: Iterable[float], level: float = LEVEL) -> Interval:
-    """mean(a) - mean(b) and its Welch t interval; NaN bounds unless both have two values or more."""
-    a, b = _values(a), _values(b)
-    if not len(a) or not len(b):
-        return Interval(math.nan, math.nan, math.nan, math.nan)
-    diff = float(a.mean() - b.mean())
-    if len(a) < 2 or len(b) < 2:
-        return Interval(diff, math.nan, math.nan, math.nan)
-    va, vb = float(a.var(ddof=1)), float(b.var(ddof=1))
-    df = welch_df(va, len(a), vb, len(b))
-    half = t_quantile(0.5 + level / 2, df) * math.sqrt(va / len(a) + vb / len(b))
-    return Interval(diff, diff - half, diff + half, df)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -158,7 +68,10 @@ class Claim:
     accuracy is above 90%"); `unit` "%" marks a share (0..1; shown as a percentage, its interval cut
     to 0..100%, or to +-100 points for a difference), any other text follows the numbers.
     `paired`: `versus` was measured on the same seed's model, so the per-seed differences are tested.
-    `open`: the seed asks rather than claims; the interval is reported, nothing is decided."""
+    `open`: the seed asks rather than claims; the interval is reported, nothing is decided.
+    `margin` (a difference only, in the claim's unit: a share for "%", 0.02 = 2 points): the smallest
+    difference that matters; an undecided claim whose difference TOST places within +-margin concludes
+    "no meaningful difference"."""
 
     says: str
     metric: str
@@ -169,13 +82,25 @@ class Claim:
     paired: bool = False
     unit: str = ""
     open: bool = False
+    margin: float | None = None
+
+    def __post_init__(self) -> None:
+        if self.margin is None:
+            return
+        if self.versus is None:
+            raise ValueError(f"claim {self.says!r}: a margin needs two conditions (versus=...) to compare")
+        if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not (
+                math.isfinite(self.margin) and self.margin > 0):
+            raise ValueError(f"claim {self.says!r}: margin={self.margin!r} must be a number > 0 in the claim's unit")
 
 
 @dataclass(frozen=True)
 class Evidence:
     """A claim measured over seeds. `estimate` is the difference of means (condition - versus) or
     the mean; `interval` its 95% confidence interval (NaN when n < 2); `n` the seeds per condition
-    (pairs, for a paired test); `holds` True/False/None and, when None, the `reason`."""
+    (pairs, for a paired test); `holds` True/False/None and, when None, the `reason`. With a margin:
+    `margin`, TOST's `equivalence_p` (the larger one-sided p) and its 90% `equivalence_interval`;
+    `equivalent` when the outcome is "no meaningful difference"."""
 
     test: str
     claim: str
@@ -191,6 +116,22 @@ class Evidence:
     reason: str = ""
     unit: str = ""
     level: float = LEVEL
+    margin: float | None = None
+    equivalence_p: float = math.nan
+    equivalence_interval: tuple[float, float] = (math.nan, math.nan)
+    equivalent: bool = False
+
+    @property
+    def outcome(self) -> str:
+        """HOLDS, FAILS, EQUIVALENT or INCONCLUSIVE (an open question is inconclusive)."""
+        if self.holds is not None:
+            return HOLDS if self.holds else FAILS
+        return EQUIVALENT if self.equivalent else INCONCLUSIVE
+
+    @property
+    def within_margin(self) -> bool:
+        """TOST places the difference within +-margin (whatever the outcome: a decided claim may be tiny)."""
+        return self.margin is not None and self.equivalence_p < ALPHA
 
     @property
     def difference(self) -> bool:
@@ -204,7 +145,10 @@ class Evidence:
                 "estimate": clean(self.estimate), "interval": [clean(self.interval[0]), clean(self.interval[1])],
                 "threshold": self.threshold, "direction": ">" if self.above else "<", "n": list(self.n),
                 "df": clean(self.df), "level": self.level, "holds": self.holds, "reason": self.reason,
-                "unit": self.unit}
+                "unit": self.unit, "outcome": self.outcome, "margin": self.margin,
+                "equivalence_p": clean(self.equivalence_p),
+                "equivalence_interval": [clean(self.equivalence_interval[0]), clean(self.equivalence_interval[1])],
+                "equivalent": self.equivalent}
 
     @classmethod
     def from_json(cls, d: dict) -> Evidence:
@@ -214,7 +158,11 @@ class Evidence:
                    estimate=num(d["estimate"]), interval=(num(d["interval"][0]), num(d["interval"][1])),
                    threshold=float(d["threshold"]), above=d["direction"] == ">", n=tuple(int(k) for k in d["n"]),
                    df=num(d["df"]), holds=d["holds"], reason=d.get("reason", ""), unit=d.get("unit", ""),
-                   level=float(d.get("level", LEVEL)))
+                   level=float(d.get("level", LEVEL)),
+                   margin=None if d.get("margin") is None else float(d["margin"]),
+                   equivalence_p=num(d.get("equivalence_p")),
+                   equivalence_interval=tuple(num(x) for x in d.get("equivalence_interval", (None, None))),
+                   equivalent=bool(d.get("equivalent", False)))
 
 
 def _column(samples: pd.DataFrame, condition: str, metric: str) -> pd.Series:
@@ -243,6 +191,21 @@ def fmt_interval(low: float, high: float, unit: str = "", difference: bool = Fal
     return f"[{low:.3g}, {high:.3g}]" + (f" {unit}" if unit else "")
 
 
+def _margin(e: Evidence | Claim) -> str:
+    return f"±{fmt(e.margin, e.unit, difference=True)}"
+
+
+def _equivalence(claim: Claim, values: tuple[pd.Series, ...]) -> Equivalence | None:
+    """TOST of the claim's difference against its margin (None without one); a share's interval cut to +-1."""
+    if claim.margin is None:
+        return None
+    eq = tost(values[0], values[1] if len(values) == 2 else None, claim.margin)
+    if claim.unit == "%" and math.isfinite(eq.interval[0]):
+        eq = Equivalence(eq.margin, eq.estimate, eq.p_lower, eq.p_upper,
+                         (max(eq.interval[0], -1.0), min(eq.interval[1], 1.0)), eq.df, eq.alpha)
+    return eq
+
+
 def weigh(claim: Claim, samples: pd.DataFrame, stopped: str | None = None) -> Evidence:
     """Measure one claim over the seeds in `samples` and decide it (see the module docstring).
     `stopped` (e.g. "run stopped after 3 of 10 runs") makes it inconclusive whatever the numbers."""
@@ -266,6 +229,8 @@ def weigh(claim: Claim, samples: pd.DataFrame, stopped: str | None = None) -> Ev
     difference = claim.versus is not None
     if claim.unit == "%" and not math.isnan(low):  # a share: no interval beyond what a share can be
         low, high = max(low, -1.0 if difference else 0.0), min(high, 1.0)
+    eq = _equivalence(claim, values)
+    equivalent = False
     if claim.open:
         holds, reason = None, OPEN
     elif stopped:
@@ -276,12 +241,20 @@ def weigh(claim: Claim, samples: pd.DataFrame, stopped: str | None = None) -> Ev
         holds, reason = claim.above, ""
     elif high < claim.threshold:
         holds, reason = not claim.above, ""
+    elif eq is not None and eq.equivalent:
+        holds, reason, equivalent = None, "", True
     else:
         holds, reason = None, (f"the {LEVEL:.0%} interval {fmt_interval(low, high, claim.unit, difference)} "
                                f"spans {fmt(claim.threshold, claim.unit, difference)}")
+        if eq is not None and not math.isnan(eq.p):
+            reason += (f", and its {1 - 2 * eq.alpha:.0%} interval {fmt_interval(*eq.interval, claim.unit, True)} "
+                       f"reaches beyond the {_margin(claim)} margin")
     return Evidence(test=test, claim=claim.says, metric=claim.metric, conditions=conditions, estimate=iv.estimate,
                     interval=(low, high), threshold=claim.threshold, above=claim.above, n=n, df=iv.df, holds=holds,
-                    reason=reason, unit=claim.unit)
+                    reason=reason, unit=claim.unit, margin=claim.margin,
+                    equivalence_p=math.nan if eq is None else eq.p,
+                    equivalence_interval=(math.nan, math.nan) if eq is None else eq.interval,
+                    equivalent=equivalent)
 
 
 def _seeds(e: Evidence) -> str:
@@ -303,14 +276,32 @@ def measured(e: Evidence, interval: bool = True) -> str:
     return f"{text}, {e.test}, {_seeds(e)}"
 
 
+def equivalence_text(e: Evidence) -> str:
+    """TOST in words: "90% CI [-0.4, 0.6] points within the ±2.0 points margin, TOST p = 0.003" ("" without a
+    margin, or without the seeds for a test)."""
+    if e.margin is None or math.isnan(e.equivalence_p):
+        return ""
+    low, high = e.equivalence_interval
+    where = "within" if e.within_margin else "not within"
+    level = 1 - 2 * ALPHA
+    return (f"{level:.0%} CI {fmt_interval(low, high, e.unit, True)} {where} the {_margin(e)} margin, "
+            f"TOST p = {e.equivalence_p:.2g}")
+
+
 def sentence(e: Evidence) -> str:
-    """One claim's verdict in words, naming the interval (or why there is no verdict)."""
+    """One claim's verdict in words, naming the interval (or why there is no verdict) and any margin."""
+    margin = "" if e.margin is None else f"; a difference under {_margin(e)} does not matter"
     if e.holds is True:
-        return f"As predicted: {e.claim} ({measured(e)})"
+        tiny = f", though {equivalence_text(e)}" if e.within_margin else ""
+        return f"As predicted: {e.claim} ({measured(e)}{tiny}{margin})"
     if e.holds is False:
         side = "below" if e.above else "above"
+        tiny = f", though {equivalence_text(e)}" if e.within_margin else ""
         return (f"NOT as predicted: the seed says {e.claim}, but the {e.level:.0%} interval lies {side} "
-                f"{fmt(e.threshold, e.unit, e.difference)} ({measured(e)})")
+                f"{fmt(e.threshold, e.unit, e.difference)} ({measured(e)}{tiny}{margin})")
+    if e.equivalent:
+        return (f"No meaningful difference: asked whether {e.claim}, the difference lies within {_margin(e)} "
+                f"({equivalence_text(e)}; measured {measured(e)})")
     if math.isnan(e.estimate):
         return f"{'Open question' if e.reason == OPEN else 'Inconclusive'} whether {e.claim}: not measured"
     if e.reason == OPEN:
@@ -328,11 +319,28 @@ def combine(outcomes: Sequence[bool | None]) -> bool | None:
     return True if all(o is True for o in outcomes) else None
 
 
+def overall(evidence: Sequence[Evidence]) -> str:
+    """The outcome of all claims together (open questions aside): FAILS if one fails, HOLDS if all hold,
+    EQUIVALENT if each holds or shows no meaningful difference (one at least), else INCONCLUSIVE."""
+    outcomes = [e.outcome for e in evidence if e.reason != OPEN]
+    if not outcomes:
+        return INCONCLUSIVE
+    if FAILS in outcomes:
+        return FAILS
+    if all(o == HOLDS for o in outcomes):
+        return HOLDS
+    return EQUIVALENT if all(o in (HOLDS, EQUIVALENT) for o in outcomes) else INCONCLUSIVE
+
+
 @dataclass(frozen=True)
 class Verdict:
     holds: bool | None
     text: str
     evidence: tuple[Evidence, ...] = field(default_factory=tuple)
+
+    @property
+    def outcome(self) -> str:
+        return overall(self.evidence)
 
 
 def verdict(claims: Sequence[Claim], samples: pd.DataFrame, stopped: str | None = None) -> Verdict:
@@ -342,6 +350,7 @@ def verdict(claims: Sequence[Claim], samples: pd.DataFrame, stopped: str | None 
     return Verdict(holds, ". ".join(sentence(e) for e in evidence), evidence)
 
 
-__all__ = ["MIN_SEEDS", "LEVEL", "OPEN", "WELCH", "ONE_SAMPLE", "PAIRED", "beta_regularized", "t_cdf", "t_quantile",
-           "Interval", "one_sample", "welch", "welch_df", "Claim", "Evidence", "Verdict", "weigh", "verdict",
-           "sentence", "measured", "combine", "fmt", "fmt_interval"]
+__all__ = ["MIN_SEEDS", "LEVEL", "ALPHA", "OPEN", "WELCH", "ONE_SAMPLE", "PAIRED", "HOLDS", "FAILS", "EQUIVALENT",
+           "INCONCLUSIVE", "OUTCOMES", "beta_regularized", "t_cdf", "t_quantile", "Interval", "one_sample", "welch",
+           "welch_df", "Equivalence", "tost", "Claim", "Evidence", "Verdict", "weigh", "verdict", "sentence",
+           "measured", "equivalence_text", "combine", "overall", "fmt", "fmt_interval"]

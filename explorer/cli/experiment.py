@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from explorer.analysis.evidence import OPEN, fmt, fmt_interval
+from explorer.analysis.evidence import OPEN, equivalence_text, fmt, fmt_interval
 from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
 from explorer.experiments import (
     EXPERIMENTS,
@@ -111,11 +111,15 @@ def format_evidence(result: Result) -> str:
                     f"{e.level:.0%} CI {fmt_interval(*e.interval, e.unit, e.difference)}")
         df = "" if math.isnan(e.df) else f", df {e.df:.1f}"
         decided = {True: "holds", False: "does not hold"}.get(e.holds, f"inconclusive: {e.reason}")
+        if e.equivalent:
+            decided = "no meaningful difference"
         if e.reason == OPEN:
             decided = "open question"
+        tost = equivalence_text(e)
+        margin = "" if e.margin is None else f", margin ±{fmt(e.margin, e.unit, True)}" + (f" ({tost})" if tost else "")
         lines.append(f"  {e.test} ({what}): {fmt(e.estimate, e.unit, e.difference)}, {interval}, claimed "
-                     f"{'>' if e.above else '<'} {fmt(e.threshold, e.unit, e.difference)}, n={'/'.join(map(str, e.n))}"
-                     f"{df}: {decided}")
+                     f"{'>' if e.above else '<'} {fmt(e.threshold, e.unit, e.difference)}{margin}, "
+                     f"n={'/'.join(map(str, e.n))}{df}: {decided}")
     return "\n".join(["Evidence:", *lines]) if lines else ""
 
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.cli import experiment, export, interpret, lessons, rooms, search, train
+from explorer.cli import experiment, export, interpret, lessons, rooms, runs, search, train
 from explorer.cli.common import UsageError
 from explorer.store.shipped import add_pretrain_arguments, run_pretrain
 
@@ -38,6 +38,8 @@ COMMANDS: dict[str, Command] = {
                        lessons.add_arguments, lessons.run_command),
     "rooms": Command("the rooms kept here, and one room's answers as CSV or offline HTML (rooms export CODE --out F)",
                      rooms.add_arguments, rooms.run_command),
+    "runs": Command("tag a saved run or keep notes on it, as the Runs page does (runs tag NAME --add X)",
+                    runs.add_arguments, runs.run_command),
     "interpret": Command("look deeper than attention: ablate heads, logit lens, patching, embeddings, heads over "
                          "training", interpret.add_arguments, interpret.run_command),
     "report": Command("write a report of a shipped model or a run: one self-contained HTML file that opens offline",

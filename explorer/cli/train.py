@@ -12,6 +12,7 @@ import dataclasses
 import math
 import sys
 import threading
+import time
 from pathlib import Path
 
 from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
@@ -19,7 +20,7 @@ from explorer.config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, 
 from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.store.checkpoints import CheckpointError
-from explorer.store.runs import open_for_resume, safe_name, save_run
+from explorer.store.runs import open_for_resume, safe_name, save_run, wall_of
 from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data, presets
 from explorer.train_config import SCHEDULES, TrainConfig
 from explorer.training import StepMetrics, new_state, train_steps
@@ -167,12 +168,14 @@ def run_train(args: argparse.Namespace) -> int:
         raise UsageError(str(e)) from None
     model = build_model(model_cfg, seed=train_cfg.seed)
     state = new_state(model, task, train_cfg)
+    began = time.monotonic()
     interrupted = _train_until_interrupted(model, task, train_cfg, state)
+    wall = time.monotonic() - began
     last = state.history[-1] if state.history else None
     default = Path(args.data or args.text).stem if args.data or args.text else args.task
     info = save_run(args.name or default, model, task.cfg, train_cfg, state.history, state=state,
                     extra={"interrupted": interrupted, "stopped": last.stopped if last else None},
-                    shared=args.shared)
+                    shared=args.shared, wall_seconds=wall)
     print(f"run saved to {info.path}")
     if info.private:
         print("the run holds your data, so the app lists it to nobody; train with --shared to list it to everyone")
@@ -198,7 +201,7 @@ def add_resume_arguments(p: argparse.ArgumentParser) -> None:
 
 def run_resume(args: argparse.Namespace) -> int:
     try:
-        model, task, train_cfg, state, _ = open_for_resume(args.name)
+        model, task, train_cfg, state, meta = open_for_resume(args.name)
     except (ValueError, FileNotFoundError, CheckpointError) as e:
         raise UsageError(str(e)) from None
     if args.more is not None:
@@ -216,9 +219,11 @@ def run_resume(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(f"run {args.name!r} cannot resume: {e}") from None
     print(f"resuming {args.name!r} at step {state.step:,}: {more:,} more steps", file=sys.stderr)
+    began = time.monotonic()
     interrupted = _train_until_interrupted(model, task, train_cfg, state)
     info = save_run(args.name, model, task.cfg, train_cfg, state.history, state=state,
-                    extra={"interrupted": interrupted, "resumed_from": args.name})
+                    extra={"interrupted": interrupted, "resumed_from": args.name},
+                    wall_seconds=wall_of(meta) + time.monotonic() - began)
     print(_summary(state.history))
     print(f"saved as run '{info.name}'")
     return 130 if interrupted else 0

@@ -24,7 +24,7 @@ import pandas as pd
 import plotly.graph_objects as go
 from torch import nn
 
-from explorer.analysis.evidence import Claim, Evidence, verdict
+from explorer.analysis.evidence import FAILS, HOLDS, INCONCLUSIVE, Claim, Evidence, overall, verdict
 from explorer.evaluation import evaluate
 from explorer.figures.curves import line_chart
 from explorer.figures.results import bar_with_error
@@ -73,6 +73,13 @@ class Result:
     cached: bool = False           # read from the cache rather than computed now
     figures: tuple[go.Figure, ...] = ()
     evidence: tuple[Evidence, ...] = ()
+
+    @property
+    def outcome(self) -> str:
+        """holds, does not hold, equivalent ("no meaningful difference") or inconclusive (evidence.overall)."""
+        if self.holds is not None or not self.evidence or self.partial:
+            return {True: HOLDS, False: FAILS}.get(self.holds, INCONCLUSIVE)
+        return overall(self.evidence)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,11 @@
-"""Heads: 4 heads vs 1 at d_model 16 on the notebook's order-detection task (notebook exercise 1)."""
+"""Heads: 4 heads vs 1 at d_model 16 on the notebook's order-detection task (notebook exercise 1).
+
+The question is whether several heads help, so the claim is a difference (4 heads more accurate than 1) with a
+margin of MARGIN (2 points of accuracy): an interval on one side decides it, and otherwise two one-sided tests may
+conclude "no meaningful difference". At the defaults (5 seeds x 300 steps) both reach 99.9% and the difference's
+90% interval is [-0.4, 0.4] points: no meaningful difference within ±2 points (bench/README.md, "Equivalence in
+verdicts"). It used to say "as predicted" on "at least as accurate, within 2 points", which the same numbers pass
+whichever way the heads matter."""
 
 from __future__ import annotations
 
@@ -21,7 +28,7 @@ from explorer.experiments.base import (
 )
 from explorer.figures.curves import line_chart
 
-TOLERANCE = 0.02   # "at least as well": within two points of accuracy
+MARGIN = 0.02   # a difference of accuracy under two points does not matter: "no meaningful difference"
 
 
 @dataclass(frozen=True)
@@ -47,9 +54,9 @@ def _measure(p: HeadsParams):
     def measure(table) -> tuple[str, list[Claim]]:
         most, fewest = max(p.heads), min(p.heads)
         text = ", ".join(f"{_label(h)} {pct(*stat(table, _label(h), 'accuracy')[:2])}" for h in p.heads)
-        return text, [Claim(f"{_label(most)} are at least as accurate as {_label(fewest)}, within "
-                            f"{100 * TOLERANCE:.0f} points", "accuracy", _label(most), _label(fewest),
-                            threshold=-TOLERANCE, unit="%")]
+        # "help" is the question: a difference, tested both ways, and TOST for its absence within the margin
+        return text, [Claim(f"{_label(most)} are more accurate than {_label(fewest)}", "accuracy", _label(most),
+                            _label(fewest), unit="%", margin=MARGIN)]
     return measure
 
 
@@ -82,4 +89,4 @@ EXPERIMENT = Experiment(
                "into one pattern, so 4 heads should do at least as well as 1.",
     source="notebook: multi-head attention, exercise 1",
     params=HeadsParams, tiny=dataclasses.replace(HeadsParams(), steps=25, seeds=2, n_train=100, n_val=50),
-    run=run, figures=draw)
+    run=run, figures=draw, version=2)   # 2: a difference with a margin, not non-inferiority

@@ -3,16 +3,18 @@
 A result is cached per configuration: the key hashes the experiment's name and version, its
 parameters and CODE_VERSION. Each entry is a folder of plain files,
 
-    <cache>/<name>/<key>/result.json     name, params, verdict, holds, evidence, seconds, column types
+    <cache>/<name>/<key>/result.json     name, params, verdict, holds, outcome, evidence, seconds, column types
                          table.csv, samples.csv, curves.csv, extra-<frame>.csv
 
 written to a temporary folder and renamed into place, so a reader never sees half an entry.
 Figures are not stored: they are rebuilt from the frames. Stopped (partial) runs are not cached.
 
-`holds` is true, false or null; `evidence` lists one object per claim (see evidence.Evidence.to_json):
+`holds` is true, false or null; `outcome` "holds", "does not hold", "equivalent" (no meaningful difference:
+holds is null) or "inconclusive"; `evidence` lists one object per claim (see evidence.Evidence.to_json):
 {"test", "claim", "metric", "conditions", "estimate", "interval": [low, high], "threshold", "direction",
-"n", "df", "level", "holds", "reason", "unit"}. A folder written before verdicts were tested over seeds
-(no "evidence") loads as inconclusive.
+"n", "df", "level", "holds", "reason", "unit", "outcome", "margin", "equivalence_p", "equivalence_interval",
+"equivalent"}. A folder written before verdicts were tested over seeds (no "evidence") loads as inconclusive;
+one written before margins existed loads with no margin.
 
 One experiment's work is capped: `work_units(name, params)` (training runs per seed x seeds x steps)
 may not exceed MAX_WORK; `refusal_of(name, params)` says why a configuration is refused (or None), and
@@ -199,6 +201,7 @@ def save_csv(result: Result, folder: str | Path) -> list[Path]:
         paths.append(path)
         types[key] = {c: _kind(df[c].dtype) for c in df.columns}
     meta = {"name": result.name, "params": result.params, "verdict": result.verdict, "holds": result.holds,
+            "outcome": result.outcome,
             "evidence": [e.to_json() for e in result.evidence], "seconds": result.seconds,
             "partial": result.partial, "code_version": CODE_VERSION,
             "version": experiment(result.name).version, "frames": types,

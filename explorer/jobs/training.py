@@ -28,7 +28,7 @@ from torch import nn
 from explorer.evaluation import AttentionSnapshot
 from explorer.jobs.base import Job
 from explorer.limits import check_run
-from explorer.store.runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run
+from explorer.store.runs import MAX_NAME, delete_run, open_for_resume, safe_name, save_run, wall_of
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from explorer.training import StepMetrics, new_state, train_steps
@@ -73,6 +73,7 @@ class TrainingJob(Job):
         self._saved_len = 0  # len(history) at the last save
         self._step = self.state.step  # steps completed, as far as readers have been told
         self._window: deque[tuple[float, int]] = deque(maxlen=RATE_WINDOW + 1)
+        self._wall, self._began = 0.0, 0.0  # clock seconds in _work, across resumes (the run's wall time)
 
     @classmethod
     def from_run(cls, name: str, on_update: Callable[[TrainingJob], None] | None = None,
@@ -87,6 +88,7 @@ class TrainingJob(Job):
         job._status = "finished" if state.step >= cfg.steps else "stopped"
         job._message = f"continues run '{name}' from step {state.step:,}"
         job._saved_len = len(state.history)  # on disk already, as the source run
+        job._wall = wall_of(meta)
         return job
 
     def __repr__(self) -> str:
@@ -167,6 +169,7 @@ class TrainingJob(Job):
 
     def _outcome(self, done: tuple[str, str]) -> tuple[str, str]:
         outcome, reason = done
+        self._wall += time.monotonic() - self._began
         return outcome, self._save_message(outcome, reason)
 
     def _end(self, status: str, message: str, done) -> None:
@@ -178,6 +181,7 @@ class TrainingJob(Job):
                 log.warning("on_update of job %r failed", self.name, exc_info=True)
 
     def _work(self) -> tuple[str, str]:
+        self._began = time.monotonic()  # the wall time of this segment ends in _outcome, before the save
         cfg, state = self.train_cfg, self.state
         with self._lock:
             self._window.clear()
@@ -222,7 +226,8 @@ class TrainingJob(Job):
         history, old = self.history(), self.run_name
         suffix = "" if old is None else f"-step{self.state.step}"
         info = save_run(self.name[:MAX_NAME - len(suffix)] + suffix, self.model, self.task.cfg, self.train_cfg,
-                        history, extra={"status": outcome}, owner=self.owner, state=self.state)
+                        history, extra={"status": outcome}, owner=self.owner, state=self.state,
+                        wall_seconds=self._wall)
         with self._lock:
             self._run_name, self._saved_len = info.name, len(history)
         if old is not None and old != info.name:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from explorer.analysis.evidence import Evidence, one_sample
+from explorer.analysis.evidence import INCONCLUSIVE, Evidence, one_sample
 from explorer.experiments import EXPERIMENTS, Result
 from explorer.experiments.base import pct, stat
 from explorer.experiments.norm import DIVERGED, LOSS, MARGIN, POST, PRE, RATIO_P
@@ -54,7 +54,8 @@ def _band(low: float, high: float, edges: tuple[float, float]) -> tuple[int, ...
 
 
 def _decided(result: Result, picked: tuple[int, ...]) -> tuple[int, ...]:
-    return () if result.holds is None or result.partial else picked
+    # "no meaningful difference" decides too (heads' claim has a margin): only an inconclusive verdict marks none
+    return () if result.outcome == INCONCLUSIVE or result.partial else picked
 
 
 def _undecided_note(correct: tuple[int, ...]) -> str:

@@ -17,6 +17,12 @@ act for whoever can write the folder.
 A run trained on a visitor's own data (`TaskConfig.text`: an uploaded TSV, a pasted text) holds that data
 in meta.json, so it is private: `visible_to(viewer)` is True only for its owner until the owner shares it
 (`share_run`). The app lists and opens only the runs `visible_runs(viewer)` gives; the CLI sees them all.
+
+A researcher keeps notes and tags on a run (`annotate_run`: its owner only, within explorer.limits'
+MAX_NOTE_CHARS / MAX_TAGS; visitor text, so shown through explorer.quoting). A run a search trial saved names
+its study and trial (meta "search", "trial"). Every run records its throughput: "steps_per_second" (steps over
+the trainer's seconds) and "wall_seconds" (the clock from start to save, waits between steps included); a run
+saved before these existed reads its throughput from its steps and duration, and its wall time as unknown.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ import pandas as pd
 from torch import nn
 
 from explorer.inspect import blocks
+from explorer.limits import check_notes, check_tags
 from explorer.store import checkpoints
 from explorer.store.checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
 from explorer.store.resume import load_state, save_state
@@ -76,6 +83,12 @@ class RunInfo:
     created: str      # ISO time
     owner: str | None = None  # who may delete it (None: nobody's, see the module's docstring)
     private: bool = False     # holds its owner's own data and is not shared: only the owner sees it
+    notes: str = ""           # the owner's notes (visitor text)
+    tags: tuple[str, ...] = ()            # the owner's tags (visitor text)
+    study: str | None = None  # the search study whose trial saved it
+    trial: int | None = None  # that trial's number
+    steps_per_second: float | None = None  # steps over the trainer's seconds (None: no step timed)
+    wall_seconds: float | None = None      # start to save on the clock (None: saved before it was recorded)
 
     @property
     def own_data(self) -> bool:
@@ -140,20 +153,35 @@ def _new_folder(name: str) -> Path:
     raise ValueError(f"too many runs named {name!r}; pick another name")
 
 
+def _rate(steps: int, seconds: float) -> float | None:
+    return steps / seconds if steps > 0 and math.isfinite(seconds) and seconds > 0 else None
+
+
+def wall_of(meta: dict) -> float:
+    """A saved run's wall time so far, for a run that continues it (its training seconds when not recorded)."""
+    wall = meta.get("wall_seconds")
+    return float(wall if isinstance(wall, (int, float)) and math.isfinite(wall) else meta.get("duration") or 0.0)
+
+
 def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[StepMetrics],
-             extra: dict | None = None, owner: str | None = None, state=None, shared: bool = False) -> RunInfo:
+             extra: dict | None = None, owner: str | None = None, state=None, shared: bool = False,
+             wall_seconds: float | None = None) -> RunInfo:
     """Save weights, configs and per-step metrics under a sanitised name never used before
     (name, else name-2, name-3, ...), owned by `owner` (None: nobody's); with the run's TrainState,
-    also what resuming it needs (explorer.store.resume). A run on own data is private unless `shared`."""
+    also what resuming it needs (explorer.store.resume). A run on own data is private unless `shared`.
+    `wall_seconds`: the clock from the run's start to now, as its caller timed it (default: the trainer's seconds,
+    for a caller that trained without pausing)."""
     path = _new_folder(safe_name(name))
     labels = tuple(label for label, _ in blocks(model))
     last = history[-1] if history else None
+    steps = (last.step - (last.stopped is not None)) if last else 0
+    duration = last.elapsed if last else 0.0
+    wall = duration if wall_seconds is None else max(float(wall_seconds), duration)
     meta = {**(extra or {}), **({"owner": owner} if owner else {}),
             **({"private": not shared} if task_cfg.text else {}),
             "name": path.name, "task": task_cfg.to_dict(), "train": train_cfg.to_dict(),
-            "final": _final(history, labels),
-            "steps": (last.step - (last.stopped is not None)) if last else 0,
-            "duration": last.elapsed if last else 0.0,
+            "final": _final(history, labels), "steps": steps, "duration": duration,
+            "steps_per_second": _rate(steps, duration), "wall_seconds": wall,
             "created": datetime.now(UTC).isoformat(timespec="milliseconds")}
     try:
         pd.DataFrame([r.to_row(labels) for r in history]).to_csv(path / METRICS_FILE, index=False)
@@ -167,14 +195,30 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
     return _info(path)
 
 
+def _number(value) -> float | None:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value) and value >= 0
+    return float(value) if ok else None
+
+
 def _info(path: Path) -> RunInfo:
     meta = read_meta(path)
     duration = float(meta.get("duration", 0.0))
+    duration = duration if math.isfinite(duration) else 0.0
+    steps = int(meta.get("steps", 0))
+    tags = meta.get("tags")
+    trial = meta.get("trial")
     return RunInfo(name=path.name, path=path, task=dict(meta["task"]), model=dict(meta["model"]),
                    train=dict(meta["train"]), final=dict(meta.get("final") or {}),
-                   steps=int(meta.get("steps", 0)), duration=duration if math.isfinite(duration) else 0.0,
+                   steps=steps, duration=duration,
                    created=str(meta.get("created", "")), owner=_owner(meta),
-                   private=bool(meta.get("private", bool(meta["task"].get("text")))))  # older runs: by their data
+                   private=bool(meta.get("private", bool(meta["task"].get("text")))),  # older runs: by their data
+                   notes=str(meta.get("notes") or ""),
+                   tags=tuple(str(t) for t in tags) if isinstance(tags, list) else (),
+                   study=str(meta["search"]) if meta.get("search") else None,
+                   trial=trial if isinstance(trial, int) and not isinstance(trial, bool) else None,
+                   steps_per_second=_number(meta.get("steps_per_second")) if "steps_per_second" in meta
+                   else _rate(steps, duration),   # older runs: from what they recorded
+                   wall_seconds=_number(meta.get("wall_seconds")))
 
 
 def _owner(meta: dict) -> str | None:
@@ -292,6 +336,22 @@ def share_run(name: str, owner: str, shared: bool) -> None:
     write_meta(path, {**meta, "private": not shared})
 
 
-__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "list_runs", "visible_runs", "run_info", "share_run",
-           "run_folder", "load_run", "open_for_resume",
-           "delete_run", "claim_run", "name_was_used"]
+def annotate_run(name: str, notes: str | None = None, tags=None, owner: str | None = None) -> RunInfo:
+    """Replace run `name`'s notes and/or tags (None: keep them), within explorer.limits, acting for `owner`
+    (another visitor's run, or nobody's, is refused with PermissionError; no owner: the CLI). meta.json is
+    rewritten atomically; ValueError says what is over a limit."""
+    notes = None if notes is None else check_notes(notes)
+    tags = None if tags is None else list(check_tags(tags))
+    path = _path(name)
+    _writable(path)
+    meta = read_meta(path)
+    if owner is not None:
+        _refuse_others(name, _owner(meta), owner, "annotate")
+    changed = {**({"notes": notes} if notes is not None else {}), **({"tags": tags} if tags is not None else {})}
+    write_meta(path, {**meta, **changed})
+    return _info(path)
+
+
+__all__ = ["runs_dir", "safe_name", "RunInfo", "save_run", "annotate_run", "wall_of", "list_runs", "visible_runs",
+           "run_info", "share_run", "run_folder", "load_run", "open_for_resume", "delete_run", "claim_run",
+           "name_was_used"]

@@ -5,16 +5,19 @@ keeps what it had loaded, and a link to a deleted run says so instead of showing
 
 from explorer.store import runs
 from tests.app.helpers import assert_ok, open_app
-from tests.app.training_helpers import ME, RUNS, click, job_of, open_train, poll_until, saved_run
+from tests.app.training_helpers import (
+    ME,
+    RUNS,
+    click,
+    job_of,
+    open_train,
+    pick_for_export,
+    poll_until,
+    saved_run,
+)
 from ui import models, owner, state, train_settings
 
 THEM = "another-visitors-token-987654321"
-
-
-def pick_for_export(at, name: str):
-    at.selectbox(key=state.RUNS_EXPORT).set_value(name).run()
-    assert_ok(at)
-    return at
 
 
 # ------------------------------------------------------------------------------------------ Runs

@@ -18,6 +18,7 @@ from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
 from tests.app.helpers import assert_ok, figures, open_app
 from ui import owner, train_settings, training_job
+from ui.state import RUNS_EXPORT
 
 TRAIN, GRADIENTS, RUNS = "pages/train.py", "pages/gradients.py", "pages/runs.py"
 ME = "a-visitors-own-token-0123456789"  # this AppTest's cookie, as a browser would send it
@@ -60,12 +61,20 @@ def click(at, key: str):
     return at
 
 
-def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None) -> str:
-    task = make_task("copy")
+def pick_for_export(at, name: str):
+    """The Runs page's run to export, resume, annotate or delete."""
+    at.selectbox(key=RUNS_EXPORT).set_value(name).run()
+    assert_ok(at)
+    return at
+
+
+def saved_run(name: str, norm: str, steps: int = 8, owner_token: str | None = None, task: str = "copy",
+              extra: dict | None = None) -> str:
+    task = make_task(task)
     cfg = task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1, n_decoder_layers=1, d_ff=32,
                                         norm=norm))
     model, train_cfg = build_model(cfg, seed=0), TrainConfig(steps=steps, batch_size=4, eval_every=4, eval_examples=8)
     state = new_state(model, task, train_cfg)
     list(train_steps(model, task, train_cfg, state))
-    return runs.save_run(name, model, task.cfg, train_cfg, state.history, state=state,
+    return runs.save_run(name, model, task.cfg, train_cfg, state.history, state=state, extra=extra,
                          owner=owner.id_of(owner_token) if owner_token else None).name

@@ -4,24 +4,17 @@ lesson step in plain and presenter view (the dark view on one step of each), a s
 phone; every chart is a named figure with a description; a lesson question and a room are worked through
 with the keyboard alone, focus visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
 
-from pathlib import Path
-
-import axe_playwright_python
 import pytest
 
 from explorer.lessons import LESSONS
+from tests.browser.axe import violations
 from tests.browser.helpers import TIMEOUT_MS, wait_rendered
 from tests.browser.rooms import DESKTOP, PHONE, closing, open_page, open_room, student_path, wait_count
 from ui import menu
 
 pytestmark = pytest.mark.browser
 
-AXE = (Path(axe_playwright_python.__file__).parent / "axe.min.js").read_text()
 NARROW = {"width": 320, "height": 640}
-TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
-RUN = """async (tags) => { const r = await axe.run(document, {runOnly: {type: 'tag', values: tags}});
-  return r.violations.filter(v => ['serious', 'critical'].includes(v.impact))
-    .map(v => `${v.id} (${v.impact}): ${v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(' | ')}`); }"""
 # Every chart: a name, and words that say what it shows (what its aria-describedby points at).
 CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => ({
   name: p.getAttribute('aria-label'), role: p.getAttribute('role'),
@@ -29,12 +22,6 @@ CHARTS = """() => [...document.querySelectorAll('.js-plotly-plot')].map(p => ({
 FOCUS = """() => { const e = document.activeElement; if (!e || e === document.body) return null;
   const s = getComputedStyle(e); return {tag: e.tagName, text: (e.innerText || e.getAttribute('aria-label') || '')
   .slice(0, 40), outline: s.outlineStyle !== 'none' && parseFloat(s.outlineWidth) >= 2}; }"""
-
-
-def violations(page) -> list[str]:
-    if not page.evaluate("() => !!window.axe"):
-        page.evaluate(AXE)
-    return page.evaluate(RUN, TAGS)
 
 
 def charts_described(page) -> None:

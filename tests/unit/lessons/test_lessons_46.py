@@ -75,8 +75,18 @@ def test_an_experiment_reveal_reads_the_tiny_result_and_marks_nothing_undecided(
     assert reveal.answer and reveal.verdict == result.verdict
     assert reveal.view.figure is not None
     assert reveal.value is None   # a choice question: the page reads `value` as a number question's answer
-    if result.holds is None:
+    if result.outcome == "inconclusive":
         assert reveal.correct == ()
+
+
+def test_the_shipped_heads_result_marks_about_the_same_by_its_margin():
+    """At the defaults both sit at 99.9%: no meaningful difference within 2 points, which decides the reveal."""
+    question = next(s.question for _, s in EXPERIMENTAL if s.question.experiment == "heads")
+    result = question.stored()
+    assert result is not None and result.outcome == "equivalent" and result.holds is None
+    same = lesson46_reveals.HEADS_CHOICES.index("about the same (within 2 points)")
+    assert question.reveal(result).correct == (same,)
+    assert "±2.0 points" in result.verdict
 
 
 def test_the_stability_budget_fits_the_work_cap():

@@ -11,24 +11,14 @@ from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.store import checkpoints, runs
 from explorer.store.runs import claim_run, delete_run, list_runs, load_run, name_was_used, runs_dir, safe_name, save_run
-from explorer.tasks import TaskConfig, make_task
+from explorer.tasks import make_task
 from explorer.train_config import TrainConfig
-from explorer.training import train_steps
 
 
 @pytest.fixture
 def root(tmp_path, monkeypatch):
     monkeypatch.setenv("EXPLORER_RUNS_DIR", str(tmp_path / "runs"))
     return tmp_path / "runs"
-
-
-@pytest.fixture(scope="module")
-def trained():
-    task = make_task(TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=100, n_val=20))
-    model = build_model(task.model_config(ModelConfig(d_model=16, n_heads=2, n_encoder_layers=1,
-                                                      n_decoder_layers=2, d_ff=32)), seed=0)
-    cfg = TrainConfig(steps=6, batch_size=8, eval_every=4, eval_examples=10)
-    return task, model, cfg, list(train_steps(model, task, cfg))
 
 
 def test_runs_dir_follows_the_environment(root):
