@@ -1,7 +1,7 @@
 """What a study optimises: one metric, or several at once (a multi-objective study and its Pareto front).
 
     parse_metric("params:min")          # ("params", "minimize"); "val_exact" -> ("val_exact", "maximize")
-    front(study, names)                 # the Pareto front: number, params, values {metric: value}, run
+    pareto(study)                       # the Pareto front: number, params, values {metric: value}, run
 
 A metric is a validation metric the trainer reports (val_exact, val_token_acc, val_loss), the model's
 parameter count (`params`) or the trial's training seconds (`seconds`); its direction follows from it
@@ -75,6 +75,16 @@ def front(study, names) -> list[dict]:
     return rows
 
 
+def metric_names(study) -> list[str]:
+    """The metrics a study optimises, in order (a study made before there were several: its one)."""
+    return list(study.user_attrs.get("metric_names") or [study.user_attrs.get("spec", {}).get("metric", "value")])
+
+
+def pareto(study) -> list[dict]:
+    """A study of several metrics: its Pareto front (number, params, values, run); one metric: []."""
+    return front(study, metric_names(study)) if len(study.directions) > 1 else []
+
+
 def ranked(study, names) -> list:
     """The complete trials, best first on the first metric (a multi-objective study's too)."""
     first = study.directions[0] == optuna.study.StudyDirection.MAXIMIZE
@@ -83,4 +93,4 @@ def ranked(study, names) -> list:
 
 
 __all__ = ["VALIDATION", "COSTS", "NAMES", "natural_direction", "parse_metric", "parse_metrics", "measure",
-           "values_of", "front", "ranked"]
+           "values_of", "front", "metric_names", "pareto", "ranked"]

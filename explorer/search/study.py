@@ -36,7 +36,7 @@ from explorer.limits import check_search
 from explorer.search.check import check_space, feasibility
 from explorer.search.constraints import parse_constraints
 from explorer.search.enqueue import parse_enqueue
-from explorer.search.objectives import front, parse_metrics, ranked
+from explorer.search.objectives import metric_names, pareto, parse_metrics, ranked
 from explorer.search.sampling import Feasible, restrict_grid
 from explorer.search.space import FIELDS, grid, grid_size, parse_space
 from explorer.search.trial import PRUNERS, configs
@@ -337,11 +337,6 @@ def _value(t) -> float | None:
     return None
 
 
-def metric_names(study) -> list[str]:
-    """The metrics a study optimises, in order (a study made before there were several: its one)."""
-    return list(study.user_attrs.get("metric_names") or [study.user_attrs.get("spec", {}).get("metric", "value")])
-
-
 def trial_rows(study) -> list[dict]:
     """Every trial as the JSON contract has it: number, params, value, state, worker, seconds (and the
     run it saved, and why it failed); a study of several metrics adds `values` {metric: value}."""
@@ -379,11 +374,6 @@ def best(study) -> dict | None:
     pick = top[0]
     return {"number": pick.number, "params": dict(pick.params), "value": _value(pick),
             "run": pick.user_attrs.get("run"), **({"values": dict(zip(names, pick.values))} if several else {})}
-
-
-def pareto(study) -> list[dict]:
-    """A study of several metrics: its Pareto front (number, params, values, run); one metric: []."""
-    return front(study, metric_names(study)) if len(study.directions) > 1 else []
 
 
 def importances(study) -> dict[str, float]:
