@@ -60,7 +60,8 @@ def trial_box(trial: dict, metric: str, head: str, key: str) -> None:
     run = search_job.trial_run(trial.get("run"))
     with st.container(border=True):
         st.markdown(f"{head}: trial {trial['number']}**, "
-                    + ", ".join(f"{md(k, None)} **{v:.4g}**" for k, v in values.items() if v is not None)
+                    + ", ".join(f"{md(k, None)} **{v:,.0f}**" if k == "params" else f"{md(k, None)} **{v:.4g}**"
+                                for k, v in values.items() if v is not None)
                     + f" with {md(_words(trial['params']), None)}")
         row = st.container(horizontal=True)
         row.button("Use this model", key=f"{key}_use", icon=":material/check:", on_click=search_job.on_use,

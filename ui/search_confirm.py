@@ -69,7 +69,7 @@ def _interval(e: dict) -> str:
 def table(confirm: dict) -> pd.DataFrame:
     """A row per configuration, best first: rank, trial, mean, interval, seeds, its settings and the verdict."""
     return pd.DataFrame([{"rank": e["rank"], "trial": e["trial"], "mean": e["mean"], "95% interval": _interval(e),
-                          "seeds": e["n"], **e["params"], "against #1": e["verdict"]}
+                          "seeds": e["n"], **e["params"], "against #1": e["verdict"] or "—"}
                          for e in confirm["configurations"]])
 
 
@@ -80,8 +80,8 @@ def results(view: SearchView) -> None:
         return
     st.subheader(f"Rerun over {confirm['seeds']} seeds")
     st.caption(f"Ranked by the mean {confirm['metric']} over fresh seeds (never a trial's own), each with its "
-               "95% t interval; #1 against each other by Welch's t, as the experiments decide their claims "
-               "(three seeds each decide).")
+               "95% t interval; #1 against each of the others by Welch's t, as the experiments decide their "
+               "claims (three seeds each decide).")
     st.dataframe(table(confirm), hide_index=True, key="search_confirm_table",
                  column_config={"mean": st.column_config.NumberColumn(confirm["metric"], format="%.4g")})
 

@@ -21,7 +21,7 @@ import math
 
 import pandas as pd
 
-from explorer.analysis.evidence import Claim, one_sample, sentence, weigh
+from explorer.analysis.evidence import Claim, measured, one_sample, weigh
 from explorer.search.driver import run_search
 from explorer.search.objectives import ranked
 from explorer.search.study import SearchSpec, metric_names, open_study
@@ -80,6 +80,16 @@ def _versus(best: dict, other: dict, metric: str, maximize: bool, samples: pd.Da
     return dataclasses.replace(weigh(claim, samples), conditions=names)
 
 
+def _sentence(ev, rank: int) -> str:
+    """The comparison in words: #1 better (the interval on its side), or no difference shown, and why."""
+    if ev.holds is True:
+        return f"#1 is better than #{rank} ({measured(ev)})"
+    if ev.holds is False:
+        return f"#{rank} is better than #1 ({measured(ev)})"
+    spans = ev.reason.startswith(f"the {ev.level:.0%} interval")
+    return f"No difference shown between #1 and #{rank}: {ev.reason}; measured {measured(ev, interval=not spans)}"
+
+
 def summarise(picks: list[dict], rows: list[dict], metric: str, maximize: bool, names: list[str]) -> list[dict]:
     """Each configuration's reruns: mean and 95% interval per metric, ranked by the first; the best
     against each other configuration by Welch's t."""
@@ -116,7 +126,7 @@ def summarise(picks: list[dict], rows: list[dict], metric: str, maximize: bool, 
             e["versus_best"], e["verdict"] = None, ""
             continue
         ev = _versus(entries[0], e, metric, maximize, frame)
-        e["versus_best"], e["verdict"] = ev.to_json(), sentence(ev)
+        e["versus_best"], e["verdict"] = ev.to_json(), _sentence(ev, e["rank"])
     for e in entries:
         del e["_label"]
     return entries

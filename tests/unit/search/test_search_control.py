@@ -183,7 +183,9 @@ def test_the_confirmation_ranks_by_the_mean_with_intervals_and_welch_against_the
     low, high = first["interval"]
     assert low < 0.9 < high and high - low < 0.1
     assert second["versus_best"]["holds"] is True and second["versus_best"]["test"] == "Welch's t"
-    assert second["verdict"].startswith("As predicted: configuration #1 (trial 7) has a higher val_exact")
+    assert second["versus_best"]["claim"] == ("configuration #1 (trial 7) has a higher val_exact than "
+                                              "configuration #2 (trial 4)")
+    assert second["verdict"].startswith("#1 is better than #2 (difference 40.0 points, 95% CI [")
 
 
 def _cli(*argv) -> tuple[int, str, str]:
