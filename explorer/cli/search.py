@@ -225,6 +225,9 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         with on_ctrl_c(stop.set):
             outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
+    except RuntimeError as err:   # constraints so tight the sampler found no point (explorer/search/sampling.py)
+        print(f"search: {err}", file=sys.stderr)
+        return 1
     finally:
         bar.close()
     confirm = None
