@@ -81,6 +81,7 @@ def run_link(name: str | None) -> str | None:
 def trials_table(view: SearchView) -> pd.DataFrame:
     """A row per trial: number, state, value, its params, seconds, worker and a link to its run."""
     rows = [{"trial": r["number"], "state": r["state"].lower(), "value": r["value"],
+             **{k: v for k, v in list((r.get("values") or {}).items())[1:]},   # a multi-objective's others
              **{k: v for k, v in r["params"].items()}, "seconds": r["seconds"], "worker": r["worker"],
              "run": run_link(r["run"]), "why": r["error"]} for r in view.rows]
     return pd.DataFrame(rows)
@@ -88,7 +89,11 @@ def trials_table(view: SearchView) -> pd.DataFrame:
 
 def best_run(view: SearchView) -> RunInfo | None:
     """The best trial's saved run, if it is still on disk."""
-    name = (view.best or {}).get("run")
+    return trial_run((view.best or {}).get("run"))
+
+
+def trial_run(name: str | None) -> RunInfo | None:
+    """A trial's saved run, if it is still on disk and this visitor's to see."""
     return next((r for r in models.visible_runs() if r.name == name), None) if name else None
 
 
@@ -120,4 +125,4 @@ def recipe_loaded() -> None:
 
 
 __all__ = ["SEARCH_JOB", "current_job", "active", "on_start", "on_stop", "take_error", "poll", "run_link",
-           "trials_table", "best_run", "on_use", "on_train_recipe", "recipe_loaded"]
+           "trials_table", "best_run", "trial_run", "on_use", "on_train_recipe", "recipe_loaded"]

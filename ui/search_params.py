@@ -2,7 +2,9 @@
 and pruner. The fixed settings are the shared config and training widgets (ui/widgets.py,
 ui/train_settings.py), so a search starts from the model the other pages show. Each dimension is typed
 as on the command line (`1e-4:1e-2:log`, `16, 32, 64`) and checked by the same parser; the command line
-printed for a terminal fixes every setting as the page does (`--set`), so it runs the same study."""
+printed for a terminal fixes every setting as the page does (`--set`), so it runs the same study. The
+constraints, the metrics and the trials to run first are the CLI's `--constraint`, `--metric` and
+`--enqueue`, checked by the same library."""
 
 from __future__ import annotations
 
@@ -12,7 +14,9 @@ import streamlit as st
 
 from explorer.limits import check_search_work
 from explorer.search import FIELDS, SAMPLERS, SearchSpec
+from explorer.search.objectives import NAMES
 from explorer.search.space import parse_space
+from explorer.search.study import METRICS
 from explorer.search.trial import PRUNERS
 from explorer.tasks import Task, own_data
 from explorer.train_config import TrainConfig
@@ -26,6 +30,10 @@ SEARCH_SPACE = "search_space"         # prefix of each one's range or choices: "
 SEARCH_TRIALS, SEARCH_STEPS = "search_trials", "search_steps"
 SEARCH_SAMPLER, SEARCH_PRUNER, SEARCH_SEED = "search_sampler", "search_pruner", "search_seed"
 SEARCH_DATA = "search_own_file"       # a TSV of own pairs searched instead of the task (never in the URL)
+SEARCH_METRICS = "search_metrics"     # the objectives: none = the task's; two or more = a Pareto front
+SEARCH_CONSTRAINTS = "search_constraints"   # "d_ff>=2*d_model; lr<=1e-2" (in the URL)
+SEARCH_ENQUEUE = "search_enqueue"     # trials to run first, one a line (the form's, submitted)
+SEARCH_ENQUEUE_FORM = "search_enqueue_form"
 NUMBERS = {SEARCH_TRIALS: (1, 40, 8), SEARCH_STEPS: (10, 2000, 200), SEARCH_SEED: (0, 9999, 0)}
 DEFAULT_FIELDS = ["lr", "d_model"]
 EXAMPLES = {"d_model": "16, 32, 64", "n_heads": "1, 2, 4", "n_layers": "1, 2", "d_ff": "32, 64, 128",
@@ -66,6 +74,30 @@ def space_widgets() -> tuple[list[str], list[str]]:
     return fields, specs
 
 
+def control_widgets() -> dict:
+    """The objectives, the constraints and (in a form) the trials to run first."""
+    left, right = st.columns(2)
+    metrics = left.multiselect("Objectives", NAMES, key=SEARCH_METRICS, **SHARED, max_selections=3,
+                               placeholder="the task's own metric",
+                               help="Empty: the task's metric. Two or more (e.g. val_exact and params) make a "
+                                    "multi-objective search with a Pareto front; params and seconds are minimised.")
+    constraints = right.text_input("Constraints", "", key=SEARCH_CONSTRAINTS, **SHARED,
+                                   placeholder="d_ff>=2*d_model; lr<=5e-3",
+                                   help="Separated by ';'. Numbers and numeric settings with + - * / and one "
+                                        "comparison each. Built in: n_heads divides d_model, and d_ff >= d_model "
+                                        "when both are searched. No trial trains on a point they refuse.")
+    with st.expander("Trials to run first (enqueue)"):
+        with st.form(SEARCH_ENQUEUE_FORM, border=False):
+            st.text_area("One trial a line, FIELD=VALUE pairs joined by commas", key=SEARCH_ENQUEUE,
+                         placeholder="lr=3e-3, d_model=32", height=90,
+                         help="Each value must be one the space can give; a searched field left out is drawn "
+                              "by the sampler.")
+            st.form_submit_button("Run these first", icon=":material/queue:")
+    queued = [line.strip() for line in str(st.session_state.get(SEARCH_ENQUEUE) or "").splitlines() if line.strip()]
+    return {"metrics": tuple(metrics), "constraints": tuple(c.strip() for c in constraints.split(";") if c.strip()),
+            "enqueue": tuple(queued)}
+
+
 def run_widgets() -> dict:
     """Trials, steps per trial, sampler, pruner and seed."""
     n = NUMBERS
@@ -85,7 +117,8 @@ def run_widgets() -> dict:
     return out
 
 
-def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) -> tuple[SearchSpec | None, str | None]:
+def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None,
+               control: dict | None = None) -> tuple[SearchSpec | None, str | None]:
     """(spec, None) or (None, what is wrong and what is valid); on `own` pairs (ui.own_data) instead of the
     task when given. The study is this visitor's own: its name starts with the owner, so the same settings
     resume it and nobody else adds to it."""
@@ -94,10 +127,18 @@ def build_spec(fields, specs, run: dict, owner: str, own: Task | None = None) ->
         check_search_work(int(run["trials"]), int(run["steps"]), parse_space(specs))   # limits.MAX_SEARCH_WORK
         spec = SearchSpec(task=preset, data=data, space=tuple(specs), trials=int(run["trials"]),
                           steps=int(run["steps"]), sampler=run["sampler"], pruner=run["pruner"], seed=int(run["seed"]),
-                          base=base_of_widgets(fields))
+                          base=base_of_widgets(fields), **metric_fields(control or {}))
         return spec.replace(study=f"u{owner[:8]}-{spec.study_name()}"), None
     except ValueError as err:
         return None, str(err)
+
+
+def metric_fields(control: dict) -> dict:
+    """The controls as SearchSpec's fields: one objective as `metric` (the study the CLI's --metric makes)."""
+    metrics = tuple(control.get("metrics", ()))
+    one = len(metrics) == 1 and metrics[0] in METRICS
+    return {"constraints": tuple(control.get("constraints", ())), "enqueue": tuple(control.get("enqueue", ())),
+            **({"metric": metrics[0]} if one else {"metrics": metrics} if metrics else {})}
 
 
 def command_line(spec: SearchSpec) -> str:
@@ -108,11 +149,15 @@ def command_line(spec: SearchSpec) -> str:
     extra = "".join(f" --{k} {v}" for k, v, default in (("sampler", spec.sampler, "tpe"),
                                                         ("pruner", spec.pruner, "none"), ("seed", spec.seed, 0))
                     if v != default)
+    extra += "".join(f" --metric {shlex.quote(m)}" for m in (spec.metrics or ([spec.metric] if spec.metric else [])))
+    extra += "".join(f" --constraint {shlex.quote(c)}" for c in spec.constraints)
+    extra += "".join(f" --enqueue {shlex.quote(e.replace(' ', ''))}" for e in spec.enqueue if isinstance(e, str))
     own = getattr(st.session_state.get(SEARCH_DATA), "name", "FILE.tsv")
     task = f"--data {shlex.quote(own)}" if spec.data else f"--task {spec.task}"
     return f"python -m explorer search {task} --trials {spec.trials} {space} --steps {spec.steps}{fixed}{extra}"
 
 
 __all__ = ["SEARCH_DATA", "SEARCH_FIELDS", "SEARCH_SPACE", "SEARCH_TRIALS", "SEARCH_STEPS", "SEARCH_SAMPLER",
-           "SEARCH_PRUNER", "SEARCH_SEED", "NUMBERS", "base_of_widgets", "space_widgets", "run_widgets", "build_spec",
+           "SEARCH_PRUNER", "SEARCH_SEED", "SEARCH_METRICS", "SEARCH_CONSTRAINTS", "SEARCH_ENQUEUE", "NUMBERS",
+           "base_of_widgets", "space_widgets", "control_widgets", "run_widgets", "build_spec", "metric_fields",
            "command_line"]

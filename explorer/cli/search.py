@@ -1,5 +1,7 @@
 """`python -m explorer search --task PRESET --trials N --space lr=1e-4:1e-2:log --space d_model=16,32,64
-[--steps S] [--set FIELD=VALUE ...] [--workers N | --ray ADDRESS] [--storage sqlite:///FILE] [--json]`.
+[--steps S] [--set FIELD=VALUE ...] [--constraint "d_ff>=2*d_model" ...] [--enqueue lr=3e-3,d_model=32 ...]
+[--metric val_exact [--metric params:min]] [--confirm N [--confirm-top K]] [--workers N | --ray ADDRESS]
+[--storage sqlite:///FILE] [--json]`.
 
 A progress bar goes to stderr; stdout gets a table of the trials and the best one, or with --json one
 object: `driver` ("host:pid"), `trials` (each `number`, `params`, `value`, `state`, `worker` "host:pid",
@@ -8,6 +10,12 @@ EXPLORER_DATABASE_URL, else runs/search.db, unless --storage says otherwise) and
 lacks. The settings not searched are the task's recipe, each changed by `--set` (the Search page prints the
 command that fixes them all as it does). A space whose trials cannot run is refused before any (exit 2); a
 study whose trials all failed ends with the first one's reason (exit 1).
+
+Constraints (explorer/search/constraints.py) keep the sampler from proposing a point that may not train;
+enqueued trials run first with their values; two or more metrics make a multi-objective study, whose
+Pareto front the JSON lists as `pareto` (each `number`, `params`, `values`, `run`). `--confirm N` then
+trains the best K configurations over N fresh seeds each (explorer/search/confirm.py) and ranks them by
+mean and 95% interval; the JSON holds them under `confirm` and the reruns' study under `confirm_study`.
 """
 
 from __future__ import annotations
@@ -20,8 +28,10 @@ import sys
 import threading
 
 from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
+from explorer.search.confirm import MAX_SEEDS, MAX_TOP, check_counts, run_confirm
 from explorer.search.driver import run_search
 from explorer.search.executors import ProcessExecutor, SerialExecutor
+from explorer.search.objectives import NAMES, parse_metrics
 from explorer.search.ray_cluster import RayExecutor, RayUnavailable
 from explorer.search.space import FIELDS, parse_space, parse_value
 from explorer.search.study import METRICS, SAMPLERS, SearchSpec, base_settings, best, counts, open_study
@@ -43,7 +53,18 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--sampler", default="tpe", choices=SAMPLERS, help="tpe (default), random, or grid")
     p.add_argument("--pruner", default="none", choices=PRUNERS, help="stop poor trials early: median or "
                                                                      "successive halving")
-    p.add_argument("--metric", choices=METRICS, help="objective (default: what the task reports)")
+    p.add_argument("--metric", action="append", default=[], metavar="NAME[:min|:max]",
+                   help=f"objective (default: what the task reports), one of {', '.join(NAMES)}; repeat it for a "
+                        "multi-objective study, e.g. --metric val_exact --metric params:min")
+    p.add_argument("--constraint", action="append", default=[], metavar="EXPR",
+                   help="a constraint every trial satisfies (repeatable), e.g. \"d_ff>=2*d_model\": numbers and "
+                        "numeric fields with + - * / and one comparison; n_heads divides d_model is built in")
+    p.add_argument("--enqueue", action="append", default=[], metavar="FIELD=VALUE,...",
+                   help="a trial to run first with these values (repeatable), e.g. lr=3e-3,d_model=32")
+    p.add_argument("--confirm", type=int, metavar="N", help="after the search, train the best configurations "
+                                                            f"over N fresh seeds each (2 to {MAX_SEEDS})")
+    p.add_argument("--confirm-top", type=int, default=3, metavar="K",
+                   help=f"how many of the best configurations --confirm reruns (default 3, at most {MAX_TOP})")
     p.add_argument("--seed", type=int, default=0, help="the sampler's seed; trial n trains with seed*10000+n")
     where = p.add_mutually_exclusive_group()
     where.add_argument("--workers", type=int, metavar="N", help="worker processes (default: the cores; 1 = in "
@@ -87,14 +108,20 @@ class _Bar:
         self.line.close()
 
 
+def _params(params: dict) -> str:
+    return ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items())
+
+
 def _table(outcome: dict) -> str:
     lines = [f"study {outcome['study']} (driver {outcome['driver']})"]
     for t in outcome["trials"]:
         value = "—" if t["value"] is None else f"{t['value']:.4g}"
         seconds = "" if t["seconds"] is None else f"{t['seconds']:.1f}s"
-        params = ", ".join(f"{k}={v:.3g}" if isinstance(v, float) else f"{k}={v}" for k, v in t["params"].items())
+        params = _params(t["params"])
         lines.append(f"  #{t['number']:<3} {t['state']:<11} {value:>8}  {seconds:>6}  {params}"
                      + (f"  ({t['error']})" if t["error"] else ""))
+    for t in outcome["pareto"]:
+        lines.append(f"pareto: #{t['number']} " + _params(t["values"]) + f" with {_params(t['params'])}")
     best = outcome["best"]
     lines.append("best: none completed" if best is None else
                  f"best: #{best['number']} {best['value']:.4g} with {best['params']} (run '{best['run']}')")
@@ -136,12 +163,60 @@ def fixed_settings(task: str, specs: list[str], sets: list[str]) -> dict:
         return fixed
 
 
+def metric_fields(texts: list[str]) -> dict:
+    """SearchSpec's metric (one validation metric, as before there were several) or metrics (the rest)."""
+    try:
+        parsed = parse_metrics(texts)
+    except ValueError as err:
+        raise UsageError(f"--{err}") from None
+    if len(parsed) == 1 and parsed[0][0] in METRICS and ":" not in texts[0]:
+        return {"metric": parsed[0][0]}
+    return {"metrics": tuple(texts)} if texts else {}
+
+
+def _confirm_table(confirm: dict) -> str:
+    lines = [f"confirm: the best {len(confirm['configurations'])} over {confirm['seeds']} fresh seeds each "
+             f"(study {confirm['study']}), ranked by {confirm['metric']}"]
+    for e in confirm["configurations"]:
+        low, high = e["interval"]
+        spread = "" if not math.isfinite(low) else f" ± {(high - low) / 2:.3g} [{low:.4g}, {high:.4g}]"
+        lines.append(f"  #{e['rank']} trial {e['trial']}: {e['mean']:.4g}{spread} over {e['n']} seeds  "
+                     + _params(e["params"]))
+        if e["verdict"]:
+            lines.append(f"     {e['verdict']}")
+    return "\n".join(lines)
+
+
+def _clean(value):
+    """JSON without NaN (not JSON): a number not measured is null."""
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_clean(v) for v in value]
+    return None if isinstance(value, float) and not math.isfinite(value) else value
+
+
+def _confirm(args, spec: SearchSpec, stop: threading.Event) -> dict:
+    bar = _Bar(args.confirm * args.confirm_top)
+    try:
+        with on_ctrl_c(stop.set):
+            return run_confirm(spec, args.confirm, args.confirm_top, executor_for(args), on_record=bar, stop=stop)
+    except ValueError as err:   # nothing completed to confirm
+        raise UsageError(str(err)) from None
+    finally:
+        bar.close()
+
+
 def run_command(args: argparse.Namespace) -> int:
     task, data = task_of(args)
     try:
+        if args.confirm is not None:
+            check_counts(args.confirm, args.confirm_top)
         spec = SearchSpec(task=task, data=data, space=tuple(args.space), trials=args.trials, steps=args.steps,
-                          sampler=args.sampler, pruner=args.pruner, seed=args.seed, metric=args.metric,
-                          storage=args.storage, study=args.study, base=fixed_settings(task, args.space, args.set))
+                          sampler=args.sampler, pruner=args.pruner, seed=args.seed, storage=args.storage,
+                          study=args.study, base=fixed_settings(task, args.space, args.set),
+                          constraints=tuple(args.constraint), enqueue=tuple(args.enqueue),
+                          **metric_fields(args.metric))
         study = open_study(spec)
     except ValueError as err:
         raise UsageError(str(err)) from None
@@ -150,21 +225,32 @@ def run_command(args: argparse.Namespace) -> int:
     try:
         with on_ctrl_c(stop.set):
             outcome = run_search(spec, executor, on_record=bar, stop=stop, study=study)
+    except RuntimeError as err:   # constraints so tight the sampler found no point (explorer/search/sampling.py)
+        print(f"search: {err}", file=sys.stderr)
+        return 1
     finally:
         bar.close()
+    confirm = None
+    if args.confirm is not None and not outcome["stopped"] and not outcome["failure"]:
+        confirm = _confirm(args, spec, stop)
     if args.json:
         keep = ("number", "params", "value", "state", "worker", "seconds", "run", "error")
-        trials = [{k: t[k] for k in keep} for t in outcome["trials"]]
+        trials = [{k: t[k] for k in keep} | ({"values": t["values"]} if "values" in t else {})
+                  for t in outcome["trials"]]
         top = outcome["best"]
-        print(json.dumps({"study": outcome["study"], "driver": outcome["driver"], "trials": trials,
-                          "best": None if top is None else {k: top[k] for k in ("number", "params", "value", "run")}},
-                         indent=1, default=lambda v: None if isinstance(v, float) and not math.isfinite(v) else v))
+        data = {"study": outcome["study"], "driver": outcome["driver"], "trials": trials,
+                "best": None if top is None else {k: top[k] for k in ("number", "params", "value", "run")},
+                "pareto": outcome["pareto"]}
+        if confirm is not None:
+            data.update(confirm=confirm["configurations"], confirm_study=confirm["study"])
+        print(json.dumps(_clean(data), indent=1))
     else:
-        print(_table(outcome))
-    if outcome["stopped"]:
+        print(_table(outcome) + ("" if confirm is None else "\n" + _confirm_table(confirm)))
+    if outcome["stopped"] or (confirm is not None and confirm["stopped"]):
         return 130
-    if outcome["failure"]:
-        print(f"search: {outcome['failure']}", file=sys.stderr)
+    failure = outcome["failure"] or (confirm or {}).get("failure")
+    if failure:
+        print(f"search: {failure}", file=sys.stderr)
         return 1
     return 0
 

@@ -41,6 +41,7 @@ from explorer.search.study import (
     fail_stale,
     failure,
     open_study,
+    pareto,
     trial_rows,
 )
 from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
@@ -66,6 +67,7 @@ def trial_spec(spec: SearchSpec, number: int, params: dict, peers: list, stop_fi
     seed = params.get("seed", trial_seed(spec.seed, number))
     return {"number": number, "task": spec.task, "data": spec.data, "base": settings, "params": params, "seed": seed,
             "data_seed": seed if spec.data_seed_from_trial else None, "metric": spec.objective(),
+            "metrics": [name for name, _ in spec.objectives()],
             "direction": direction_of(spec.objective()), "pruner": spec.pruner, "peers": peers,
             "eval_every": max(1, steps // 8) if spec.pruner != "none" else 0, "eval_examples": spec.eval_examples,
             "stop_file": stop_file, "keep_run": spec.keep_runs}
@@ -127,7 +129,7 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
     except Exception as exc:  # the worker died, or the cluster lost the task (or cancelled it on a stop)
         error = STOPPED if stopping else f"{type(exc).__name__}: {exc}"
         out = {"state": "FAIL", "error": error, "reports": [], "rungs": {}, "run": None}
-    for step, value in out.get("reports", []):
+    for step, value in out.get("reports", []) if len(study.directions) == 1 else ():   # Optuna's: one metric
         trial.report(value, step)
     for key, value in out.get("rungs", {}).items():  # the halving pruner's rungs, as Optuna's pruner keeps them
         study._storage.set_trial_system_attr(trial._trial_id, key, value)  # noqa: SLF001
@@ -142,7 +144,12 @@ def _record(study, trial, future: Future, owner: str | None, stopping: bool = Fa
                                                         "trial": trial.number})
         trial.set_user_attr("run", info.name)
     state = _STATES.get(out["state"], TrialState.FAIL)
-    study.tell(trial, out["value"] if state == TrialState.COMPLETE else None, state=state)
+    values = out.get("values") or [out["value"]]   # one per metric of the study
+    if state != TrialState.COMPLETE:
+        values = None
+    elif len(study.directions) == 1:
+        values = values[0]
+    study.tell(trial, values, state=state)
 
 
 _ASKING = threading.Lock()   # drivers in one process (the app's sessions, threads)
@@ -278,7 +285,7 @@ at the end (a shared process pool stays up: explorer/search/executors.py)."""
         shutil.rmtree(folder, ignore_errors=True)
     rows = trial_rows(study)
     return {"study": study.study_name, "driver": driver, "trials": rows, "best": best(study),
-            "stopped": stopped_at is not None, "failure": failure(rows)}
+            "pareto": pareto(study), "stopped": stopped_at is not None, "failure": failure(rows)}
 
 
 __all__ = ["STOP_GRACE_S", "trial_seed", "trial_spec", "save_trial_run", "run_search"]

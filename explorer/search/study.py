@@ -34,7 +34,11 @@ import sqlalchemy.exc
 from optuna.trial import TrialState
 
 from explorer.limits import check_search
-from explorer.search.check import check_space
+from explorer.search.check import check_space, feasibility
+from explorer.search.constraints import parse_constraints
+from explorer.search.enqueue import parse_enqueue
+from explorer.search.objectives import metric_names, pareto, parse_metrics, ranked
+from explorer.search.sampling import Feasible, restrict_grid
 from explorer.search.space import FIELDS, grid, grid_size, parse_space
 from explorer.search.trial import PRUNERS, configs
 from explorer.store.database import STUDIES_FILE, engine_url, studies_url
@@ -101,6 +105,9 @@ class SearchSpec:
     data_seed_from_trial: bool = False  # the sweep's: each seed draws its own task data too
     data: str = field(default="", repr=False)   # task "pairs": a teacher's TSV (explorer/tasks/own_data.py)
     refuse_invalid: bool = True       # False: the sweep's, whose impossible cells are NaN with their reason
+    metrics: tuple = ()               # several: a multi-objective study ("val_exact", "params:min"); () = metric
+    constraints: tuple = ()           # the user's ("d_ff>=2*d_model"), beside the built-in ones
+    enqueue: tuple = ()               # trials to run first ("lr=3e-3,d_model=32", or a dict): not in the key
 
     def __post_init__(self) -> None:
         presets.preset_or_pairs(self.task, self.data)  # an unknown task or a refused TSV, named
@@ -110,6 +117,9 @@ class SearchSpec:
                 raise ValueError(f"{name} {value!r} is not known; choose one of {', '.join(valid)}")
         if self.metric is not None and self.metric not in METRICS:
             raise ValueError(f"metric {self.metric!r} is not known; choose one of {', '.join(METRICS)}")
+        if len(parse_metrics(self.metrics)) > 1 and self.pruner != "none":
+            raise ValueError(f"pruner {self.pruner!r} cannot prune a study of several metrics (Optuna prunes "
+                             "on one); use pruner none, or one metric")
         for name, value in (("trials", self.trials), ("steps", 1 if self.steps is None else self.steps),
                             ("eval_examples", self.eval_examples)):
             if not isinstance(value, int) or isinstance(value, bool) or value < 1:
@@ -119,8 +129,11 @@ class SearchSpec:
         unknown = sorted(set(self.base) - set(FIELDS))
         if unknown:
             raise ValueError(f"base: unknown field {unknown[0]!r}; choose from {', '.join(FIELDS)}")
+        parse_constraints(self.constraints, list(space))   # a bad one named, with the grammar
         if self.refuse_invalid:
             check_space(self)  # before any trial: a space whose trials cannot run is refused, naming why
+        for item in self.enqueue:
+            parse_enqueue(self, item)    # a value off the space, over a cap or against a constraint, named
 
     def dims(self) -> dict:
         return parse_space(self.space)
@@ -134,16 +147,31 @@ class SearchSpec:
         return out
 
     def objective(self) -> str:
+        """The (first) metric: the one a single-objective study optimises, and the one confirmations rank by."""
+        if self.metrics:
+            return parse_metrics(self.metrics)[0][0]
         if self.metric is not None:
             return self.metric
         return DEFAULT_METRIC[TASKS[presets.preset_or_pairs(self.task, self.data).name].kind]
+
+    def objectives(self) -> tuple[tuple[str, str], ...]:
+        """Every metric the study optimises, with its direction."""
+        if self.metrics:
+            return parse_metrics(self.metrics)
+        return ((self.objective(), direction_of(self.objective())),)
+
+    def feasibility(self):
+        """ok(params) -> None or why the point may not train; None when no constraint refuses a point."""
+        return feasibility(self)
 
     def key(self) -> dict:
         """What makes two studies the same (the stored spec a resumed study must match)."""
         return {"task": self.task, "space": [d.spec() for d in self.dims().values()], "settings": self.settings(),
                 "sampler": self.sampler, "pruner": self.pruner, "seed": self.seed, "metric": self.objective(),
                 "eval_examples": self.eval_examples, "data_seed_from_trial": self.data_seed_from_trial,
-                **({"data": hashlib.sha256(self.data.encode()).hexdigest()} if self.data else {})}
+                **({"data": hashlib.sha256(self.data.encode()).hexdigest()} if self.data else {}),
+                **({"metrics": [f"{n}:{d[:3]}" for n, d in self.objectives()]} if self.metrics else {}),
+                **({"constraints": list(self.constraints)} if self.constraints else {})}
 
     def study_name(self) -> str:
         if self.study:
@@ -169,8 +197,14 @@ def sampler_seed(study_seed: int, number: int) -> int:
 
 
 def _sampler(spec: SearchSpec, seed: int):
+    ok = spec.feasibility()
     if spec.sampler == "grid":
-        return _Grid(grid(spec.dims()), seed=seed)
+        return restrict_grid(_Grid(grid(spec.dims()), seed=seed), ok)
+    inner = _free_sampler(spec, seed)
+    return inner if ok is None else Feasible(inner, spec.dims(), ok)   # drawn again until feasible
+
+
+def _free_sampler(spec: SearchSpec, seed: int):
     if spec.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
@@ -274,16 +308,23 @@ def open_study(spec: SearchSpec):
     storage = _storage(spec)
     name = spec.study_name()
     study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True,
-                                direction=direction_of(spec.objective()), sampler=make_sampler(spec))
+                                directions=[d for _, d in spec.objectives()], sampler=make_sampler(spec))
     key = json.loads(json.dumps(spec.key()))
     stored = study.user_attrs.get("spec")
     if stored is None:
         study.set_user_attr("spec", key)
+        study.set_user_attr("metric_names", [n for n, _ in spec.objectives()])
     elif stored != key:
         diff = sorted(k for k in key if stored.get(k) != key.get(k))
         raise ValueError(f"study {name!r} was made for another search ({', '.join(diff)} differ); "
                          "give another --study name, or repeat its own settings to resume it")
     fail_stale(study)
+    given = [t.system_attrs.get("fixed_params", t.params) for t in study.get_trials(deepcopy=False)]
+    for item in spec.enqueue:   # run before any sampled trial; one already in the study is not added again
+        params = parse_enqueue(spec, item)
+        if params not in given:   # exactly (Optuna's skip_if_exists calls seeds 10^9 and 10^9 + 1 the same)
+            study.enqueue_trial(params)
+            given.append(params)
     return study
 
 
@@ -298,18 +339,22 @@ def counts(study) -> tuple[int, int]:
 
 
 def _value(t) -> float | None:
-    if t.value is not None and math.isfinite(t.value):
-        return float(t.value)
+    """The trial's value of the (first) metric, None if it has none."""
+    if t.values and t.values[0] is not None and math.isfinite(t.values[0]):
+        return float(t.values[0])
     return None
 
 
 def trial_rows(study) -> list[dict]:
     """Every trial as the JSON contract has it: number, params, value, state, worker, seconds (and the
-    run it saved, and why it failed)."""
+    run it saved, and why it failed); a study of several metrics adds `values` {metric: value}."""
+    several = len(study.directions) > 1
+    names = metric_names(study) if several else []
     return [{"number": t.number, "params": dict(t.params), "value": _value(t),
              "state": "INTERRUPTED" if t.state.is_finished() and t.user_attrs.get(INTERRUPTED) else t.state.name,
              "worker": t.user_attrs.get("worker"), "seconds": t.user_attrs.get("seconds"),
-             "run": t.user_attrs.get("run"), "error": t.user_attrs.get("error", "")}
+             "run": t.user_attrs.get("run"), "error": t.user_attrs.get("error", ""),
+             **({"values": dict(zip(names, t.values)) if t.values else None} if several else {})}
             for t in study.get_trials(deepcopy=False)]
 
 
@@ -324,13 +369,19 @@ def failure(rows: list[dict]) -> str | None:
 
 
 def best(study) -> dict | None:
-    """The best complete trial: params, value and its run's name (None before one completed)."""
-    complete = [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)) if _value(t) is not None]
-    if not complete:
+    """The best complete trial: params, value and its run's name (None before one completed). A study of
+    several metrics: the best on the first of its Pareto front (`pareto`), with its `values` too."""
+    names = metric_names(study)
+    several = len(study.directions) > 1
+    top = ranked(study, names if several else [None])
+    if several:
+        on_front = {t.number for t in study.best_trials}
+        top = [t for t in top if t.number in on_front]
+    if not top:
         return None
-    pick = (min if study.direction == optuna.study.StudyDirection.MINIMIZE else max)(complete, key=_value)
+    pick = top[0]
     return {"number": pick.number, "params": dict(pick.params), "value": _value(pick),
-            "run": pick.user_attrs.get("run")}
+            "run": pick.user_attrs.get("run"), **({"values": dict(zip(names, pick.values))} if several else {})}
 
 
 def importances(study) -> dict[str, float]:
@@ -342,11 +393,13 @@ def importances(study) -> dict[str, float]:
     try:
         with warnings.catch_warnings():  # "importances will be equal" with few trials: the bars say so
             warnings.simplefilter("ignore")
-            return dict(optuna.importance.get_param_importances(study))
+            # several metrics: the importances for the first (the one the table and confirmations rank by)
+            target = (lambda t: t.values[0]) if len(study.directions) > 1 else None
+            return dict(optuna.importance.get_param_importances(study, target=target))
     except (ValueError, RuntimeError):  # a parameter with one value so far
         return {}
 
 
 __all__ = ["SAMPLERS", "METRICS", "HEARTBEAT_S", "GRACE_S", "SearchSpec", "open_study", "default_storage",
            "direction_of", "base_settings", "sampler_seed", "make_sampler", "fail_stale", "finished", "counts",
-           "trial_rows", "failure", "best", "importances", "grid_size"]
+           "trial_rows", "failure", "best", "pareto", "metric_names", "importances", "grid_size"]

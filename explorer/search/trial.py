@@ -19,6 +19,7 @@ import time
 import torch
 
 from explorer.model import build_model
+from explorer.search.objectives import VALIDATION, measure
 from explorer.search.space import FIELDS
 from explorer.tasks import TASK_PRESETS, make_task, presets
 from explorer.train_config import TrainConfig
@@ -110,6 +111,8 @@ def run_trial(spec: dict) -> dict:
         model = build_model(model_cfg, seed=train_cfg.seed)
         state = new_state(model, task, train_cfg)
         metric = spec["metric"]
+        names = spec.get("metrics") or [metric]
+        reported = metric if metric in VALIDATION else None   # params or seconds: nothing to report while training
         pruner = (_Pruner(spec["pruner"], spec["direction"], spec.get("peers", []), train_cfg.steps)
                   if spec.get("pruner", "none") != "none" else None)
         last = None
@@ -118,7 +121,7 @@ def run_trial(spec: dict) -> dict:
             if stop_file and os.path.exists(stop_file):
                 out["error"] = STOPPED
                 return out
-            value = getattr(rec, metric)
+            value = getattr(rec, reported) if reported else None
             if value is not None and rec.step < train_cfg.steps and rec.stopped is None:
                 out["reports"].append((rec.step, float(value)))
                 if pruner is not None and pruner.should_prune(rec.step, float(value)):
@@ -128,8 +131,10 @@ def run_trial(spec: dict) -> dict:
             if last is None or last.stopped:
                 out["error"] = last.stopped if last is not None else "no step ran"
             else:
-                out.update(state=COMPLETE, value=float(getattr(last, metric)))
-                out["reports"].append((last.step, out["value"]))
+                values = [measure(name, last, model, time.perf_counter() - start) for name in names]
+                out.update(state=COMPLETE, value=values[0], values=values)
+                if reported:
+                    out["reports"].append((last.step, out["value"]))
             if pruner is not None:
                 out["rungs"] = pruner.rungs()
         if spec.get("keep_run") and last is not None:

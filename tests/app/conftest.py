@@ -7,6 +7,7 @@ import pytest
 from explorer.jobs import owned as owned_module
 from explorer.jobs.experiment import ExperimentJob
 from explorer.jobs.owned import OwnedJobs
+from explorer.jobs.search import SearchJob
 from explorer.jobs.slots import pool_counts
 from explorer.jobs.training import TrainingJob
 from explorer.store import checkpoints
@@ -52,3 +53,21 @@ def jobs(monkeypatch):
             job.close(timeout=60)
         assert not any(job.alive for job in launched)
         assert pool_counts() == (0, 0)
+
+
+@pytest.fixture
+def searches(monkeypatch):
+    """Every search started in the test, stopped and joined afterwards."""
+    started: list = []
+    start = SearchJob.start
+
+    def recording(self):
+        started.append(self)
+        start(self)
+
+    monkeypatch.setattr(SearchJob, "start", recording)
+    try:
+        yield started
+    finally:
+        for job in started:
+            job.close()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import time
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,14 @@ def open_app(page: str | None = None, query: dict | None = None, state: dict | N
         at.switch_page(page).run()
     assert_ok(at)
     return at
+
+
+def wait_ended(job, seconds: float = 300) -> None:
+    """Wait for a background job to end (AppTest never fires the page's polling), failing after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not job.ended:
+        assert time.monotonic() < deadline, "the job did not end in time"
+        time.sleep(0.2)
 
 
 def assert_ok(at: AppTest) -> None:

@@ -19,30 +19,11 @@ import time
 
 import pytest
 
-from explorer.jobs.search import SearchJob
 from explorer.store.runs import open_for_resume
-from tests.app.helpers import ROOT, assert_ok, open_app
+from tests.app.helpers import ROOT, assert_ok, open_app, wait_ended
 from ui import search_job, search_params
 
 PAGE = "pages/search.py"
-
-
-@pytest.fixture
-def searches(monkeypatch):
-    """Every search started in the test, stopped and joined afterwards."""
-    started: list = []
-    start = SearchJob.start
-
-    def recording(self):
-        started.append(self)
-        start(self)
-
-    monkeypatch.setattr(SearchJob, "start", recording)
-    try:
-        yield started
-    finally:
-        for job in started:
-            job.close()
 
 
 def test_the_page_renders_ready_to_start():
@@ -167,13 +148,6 @@ def test_the_fixed_residual_and_attention_scale_reach_every_trial(searches):
     assert (job.spec.base["residual"], job.spec.base["attn_scale"]) == ("none", "none")
 
 
-def _ended(job) -> None:
-    deadline = time.monotonic() + 300
-    while not job.ended:
-        assert time.monotonic() < deadline, "the search did not end in time"
-        time.sleep(0.2)
-
-
 def test_a_space_the_fixed_settings_cannot_run_is_refused_before_start():
     at = open_app(PAGE, query={f"{search_params.SEARCH_SPACE}_d_model": "7"})
     assert any("d_model=7 (with n_heads=4" in e.value and "not divisible by n_heads=4" in e.value
@@ -186,7 +160,7 @@ def test_a_study_whose_trials_all_fail_is_a_failure_with_the_first_reason(search
                                search_params.SEARCH_TRIALS: "1", search_params.SEARCH_STEPS: "10"})
     at.button(key="search_start").click().run()
     job = at.session_state[search_job.SEARCH_JOB]
-    _ended(job)
+    wait_ended(job)
     at.run()
     assert_ok(at)
     assert job.status == "failed" and [r["state"] for r in job.view().rows] == ["FAIL"]
@@ -203,7 +177,7 @@ def test_the_terminal_command_runs_the_pages_study(searches, tmp_path):
     assert "--set warmup=4" in command and "--set n_heads=2" in command
     at.button(key="search_start").click().run()
     job = at.session_state[search_job.SEARCH_JOB]
-    _ended(job)
+    wait_ended(job)
     assert job.status == "finished", job.view().message
     argv = shlex.split(command)[1:] + ["--json", "--workers", "1", "--storage", f"sqlite:///{tmp_path / 'cli.db'}"]
     done = subprocess.run([sys.executable, *argv], cwd=ROOT, capture_output=True, text=True, timeout=300,
