@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 
 from explorer.config import ModelConfig
-from explorer.jobs.owned import GRACE_S
+from explorer.jobs.owned import GRACE_S, owned_jobs
 from explorer.jobs.ray_actor import RunActor
 from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
@@ -37,6 +38,7 @@ NAMESPACE = "explorer"        # named actors are found by name within one Ray na
 POLL_S = 0.25                 # the driver's questions to its actor: the page polls the job every 0.5 s
 CALL_TIMEOUT_S = 30.0         # an answer slower than this means the worker is lost
 ORPHAN_S = max(GRACE_S, 60.0)  # an app server's restart takes seconds; a run nobody follows for this long stops
+RETRY_S = 30.0                # a cluster that did not answer a lookup is not asked again before this
 
 
 def address() -> str | None:
@@ -113,6 +115,8 @@ class RayTrainingJob(TrainingJob):
     def _work(self) -> tuple[str, str]:
         # RayUnavailable names the address (within 10 s): the job fails with that message
         ray, self._ray = self._ray or acquire(self.address), None
+        if self.detached:
+            hold(self.address)
         try:
             actor = self._actor or self._create(ray)
             if self._worker is None and not self._started(ray, actor):
@@ -219,6 +223,45 @@ class RayTrainingJob(TrainingJob):
                 "worker": self.worker}
 
 
+_HELD: list = []            # the app server's connection, kept for its life: connecting takes seconds
+_FAILED_AT = [-RETRY_S]      # when the cluster last did not answer a lookup
+_LOCK = threading.Lock()
+
+
+def hold(ray_address: str) -> None:
+    """Keep this process connected (the app server): its next runs start without connecting again."""
+    with _LOCK:
+        if not _HELD:
+            _HELD.append(acquire(ray_address))
+
+
+def let_go() -> None:
+    """Drop the connection `hold` kept (a test that stops its cluster)."""
+    with _LOCK:
+        while _HELD:
+            release(_HELD.pop())
+
+
+def follow(owner: str):
+    """The owner's training job: the one this server has, else their run still training on the app's cluster
+    (the server restarted under it), followed and registered from now on; None when there is neither. A
+    cluster that does not answer counts as none, and is asked again after RETRY_S (no page waits on it twice)."""
+    jobs = owned_jobs()
+    ray_address = address()
+    with _LOCK:
+        known = jobs.job(owner, "train")
+        if known is not None or ray_address is None or time.monotonic() - _FAILED_AT[0] < RETRY_S:
+            return known
+        try:
+            job = RayTrainingJob.attach(ray_address, owner)
+        except RayUnavailable:
+            _FAILED_AT[0] = time.monotonic()
+            return None
+        if job is not None:
+            jobs.register(owner, "train", job)
+        return job
+
+
 def new_job(model, task, train_cfg: TrainConfig, name: str | None = None, owner: str | None = None):
     """A run of the app: on the Ray cluster when EXPLORER_RAY_ADDRESS is set, else in this server's slots."""
     if address() is None:
@@ -231,5 +274,5 @@ def job_from_run(name: str, owner: str | None = None):
     return (TrainingJob if address() is None else RayTrainingJob).from_run(name, owner=owner)
 
 
-__all__ = ["NAMESPACE", "ORPHAN_S", "POLL_S", "RayTrainingJob", "RayUnavailable", "actor_name", "address",
-           "job_from_run", "new_job"]
+__all__ = ["NAMESPACE", "ORPHAN_S", "POLL_S", "RETRY_S", "RayTrainingJob", "RayUnavailable", "actor_name",
+           "address", "follow", "hold", "job_from_run", "let_go", "new_job"]
