@@ -239,8 +239,8 @@ def job_status(page=None) -> None:
     """The sidebar's line about this session's run, on every page (app.py draws it with the page
     about to run). On the Train page it does not poll: the page's own live view does, and reruns
     the app when the job ends. It also tells the server this tab still watches the visitor's jobs."""
+    job = current_job()   # first: a run followed from the Ray cluster just now is watched by the heartbeat too
     heartbeat()
-    job = current_job()
     if job is None:
         return
     if job.ended:

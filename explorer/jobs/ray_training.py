@@ -104,13 +104,11 @@ class RayTrainingJob(TrainingJob):
         return super().stop(wait, timeout)
 
     # -- the worker ----------------------------------------------------------------------------
-    def _launch(self) -> None:
-        super()._launch()
-        with self._lock:
-            if self._actor is None:
-                self._status, self._message = "queued", f"connecting to the Ray cluster at {self.address}"
-            else:
-                self._message = f"following run {self.name!r} on the Ray cluster"
+    def _launched(self) -> tuple[str, str]:
+        if self._actor is not None:
+            return "running", f"following run {self.name!r} on the Ray cluster"
+        self._worker, self._interrupted = None, False   # a new actor (a start, a resume): its own worker and fate
+        return "queued", f"connecting to the Ray cluster at {self.address}"
 
     def _work(self) -> tuple[str, str]:
         # RayUnavailable names the address (within 10 s): the job fails with that message
@@ -124,6 +122,8 @@ class RayTrainingJob(TrainingJob):
                 return "stopped", f"stopped while {self.waiting}"
             return self._follow(ray, actor)
         finally:
+            with self._lock:
+                self._actor = None   # ended, killed or lost: a resume starts another
             release(ray)
 
     def _create(self, ray):
@@ -208,7 +208,7 @@ class RayTrainingJob(TrainingJob):
     def _lost(self, checkpoint: dict | None, exc: Exception) -> tuple[str, str]:
         log.warning("the worker of run %r was lost: %s", self.name, exc)
         with self._lock:
-            self._actor, self._interrupted = None, True
+            self._interrupted = True
         if checkpoint is None:
             raise RuntimeError(f"the Ray worker training this run died before its first checkpoint ({exc})")
         self._restore(checkpoint)

@@ -13,10 +13,13 @@ import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
+import pandas as pd
 import pytest
 import torch
 
 from explorer import cli
+from explorer.experiments import EXPERIMENTS, SerialExecutor, run
+from explorer.jobs.experiment import ExperimentJob
 from explorer.jobs.ray_training import RayTrainingJob, let_go
 from explorer.model import build_model
 from explorer.store.checkpoints import read_meta
@@ -105,3 +108,17 @@ def test_a_killed_worker_leaves_an_interrupted_run_that_resumes_bit_for_bit(head
             break
     for (name, a), b in zip(model.state_dict().items(), straight.state_dict().values(), strict=True):
         assert torch.equal(a, b), name
+
+
+def test_an_experiments_runs_go_to_the_cluster_and_measure_the_same(head, monkeypatch, tmp_path):
+    tiny = EXPERIMENTS["pre-post-ln"].tiny   # 2 seeds x Pre-LN and Post-LN: 4 runs, 4 Ray tasks
+    here = run("pre-post-ln", tiny, executor=SerialExecutor())
+    monkeypatch.setenv("EXPLORER_RAY_ADDRESS", head)
+    texts = []
+    job = ExperimentJob("pre-post-ln", tiny, refresh=True, cache_dir=tmp_path)
+    monkeypatch.setattr(job, "_report", lambda fraction, text: texts.append(text))
+    assert not job.pooled   # the cluster's CPUs are its queue, not this server's slots
+    job.start()
+    assert job.join(300) and job.status == "finished", job.message
+    assert "4/4 runs done on the Ray cluster" in texts
+    pd.testing.assert_frame_equal(job.result.samples, here.samples)
