@@ -6,6 +6,7 @@ line and exit status 2. The Train page's runs on the cluster: tests/browser/test
 import io
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -111,7 +112,7 @@ def test_a_killed_worker_leaves_an_interrupted_run_that_resumes_bit_for_bit(head
 
 
 def test_an_experiments_runs_go_to_the_cluster_and_measure_the_same(head, monkeypatch, tmp_path):
-    tiny = EXPERIMENTS["pre-post-ln"].tiny   # 2 seeds x Pre-LN and Post-LN: 4 runs, 4 Ray tasks
+    tiny = EXPERIMENTS["pre-post-ln"].tiny   # its tiny budget: a Ray task for each of its runs
     here = run("pre-post-ln", tiny, executor=SerialExecutor())
     monkeypatch.setenv("EXPLORER_RAY_ADDRESS", head)
     texts = []
@@ -120,5 +121,5 @@ def test_an_experiments_runs_go_to_the_cluster_and_measure_the_same(head, monkey
     assert not job.pooled   # the cluster's CPUs are its queue, not this server's slots
     job.start()
     assert job.join(300) and job.status == "finished", job.message
-    assert "4/4 runs done on the Ray cluster" in texts
+    assert any(re.fullmatch(r"(\d+)/\1 runs done on the Ray cluster", text) for text in texts), texts[-3:]
     pd.testing.assert_frame_equal(job.result.samples, here.samples)
