@@ -1,8 +1,9 @@
 """Training runs on a Ray cluster against the server's own slots (issue 36): one run each side, same config.
 
-    python bench/ray_training.py [--steps 1500] [--runs 3]
+    python bench/ray_training.py [--steps 1500] [--runs 3] [--local-only]
 
-local   a TrainingJob in this process's slot pool (what the Train page does without EXPLORER_RAY_ADDRESS)
+local   a TrainingJob in this process's slot pool (what the Train page does without EXPLORER_RAY_ADDRESS), at
+        the slot's CPU priority (EXPLORER_JOB_NICE, default 10: on a busy machine the pages come first)
 ray     a RayTrainingJob on a `ray start --head` of 2 CPUs (one 2-core worker node; started here, stopped by
         its pid): the first run pays the connection and the code upload, the second finds them done
 node    --runs runs started together on that node: how many train at once, their steps/s in all
@@ -26,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 os.environ.setdefault("EXPLORER_RUNS_DIR", tempfile.mkdtemp(prefix="bench-ray-train-"))
 
 from explorer.jobs.ray_training import RayTrainingJob, let_go  # noqa: E402
+from explorer.jobs.slots import BACKGROUND_NICE  # noqa: E402
 from explorer.jobs.training import TrainingJob  # noqa: E402
 from explorer.model import build_model  # noqa: E402
 from explorer.tasks import TASK_PRESETS, make_task  # noqa: E402
@@ -74,10 +76,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--steps", type=int, default=1500)
     ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--local-only", action="store_true", help="the local run alone")
     args = ap.parse_args()
     print(f"{os.cpu_count()} cores, {load()}; reversal-fast, d_model 32, 1+1 layers, {args.steps} steps, 1 thread")
     (first, rate, _), = timed([_job(TrainingJob, args.steps, 0)])
-    print(f"local slot:        first live point {first:.2f} s, {rate:.0f} steps/s  ({load()})")
+    print(f"local slot (nice {BACKGROUND_NICE}): first live point {first:.2f} s, {rate:.0f} steps/s  ({load()})")
+    if args.local_only:
+        return
     with ray_head(Path(tempfile.mkdtemp(prefix="bench-ray-"))) as address:
         try:
             for label in ("ray, connecting:", "ray, connected:"):
