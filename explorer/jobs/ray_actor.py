@@ -87,8 +87,9 @@ class RunActor:
             self._final, self._checkpoint = final, final
             self._status, self._message = outcome
         self._ended.set()
-        if not self._collected.wait(KEEP_S):
-            os._exit(0)  # nobody came for it: free the worker's CPU
+        if self._collected.wait(KEEP_S):
+            time.sleep(60.0)  # its driver ends it now; should that driver die first, this process ends itself
+        os._exit(0)  # collected, or nobody came for it: the worker's CPU goes back to the cluster
 
     def poll(self, since: int, checkpoint_step: int) -> dict:
         """What the driver has not seen yet. Polling is also what keeps the run from being orphaned."""

@@ -202,7 +202,7 @@ class RayTrainingJob(TrainingJob):
                 self._history = [r for r in self._history if r.step <= step and r.stopped is None]
                 self._snapshots = [r.snapshot for r in self._history if r.snapshot is not None]
                 self._step = step
-            self.state.history = [r for r in self._history if r.stopped is None]
+            self.state.history = list(self._history)   # a diverged run's last record too, as train_steps keeps it
         self.model.eval()
 
     def _lost(self, checkpoint: dict | None, exc: Exception) -> tuple[str, str]:
