@@ -87,6 +87,10 @@ def test_a_run_on_ray_streams_its_curve_and_stops_on_stop(cluster, context):
         assert worker_pid != server_pid(url)   # not the app server's process
         SHOTS.mkdir(parents=True, exist_ok=True)
         page.screenshot(path=str(SHOTS / "train-ray-running.png"), full_page=True)
+        page.set_viewport_size({"width": 390, "height": 844})   # a phone: the worker's line wraps, nothing cut
+        page.locator(ON_RAY).scroll_into_view_if_needed()
+        page.screenshot(path=str(SHOTS / "train-ray-phone.png"))
+        page.set_viewport_size({"width": WIDTH, "height": 1000})
 
         clicked = time.monotonic()
         press(page, "train_stop")
