@@ -119,13 +119,18 @@ def controls(cfg, task, train_cfg, job: TrainingJob | None, status: str | None,
 def status(job: TrainingJob) -> None:
     state, message = job.status, job.message
     message = message[:1].upper() + message[1:]
-    if state == "queued":
+    if state == "queued" and not job.pooled:  # on a Ray cluster: connecting, or waiting for one of its CPUs
+        st.info(f"**{message}.** The run starts by itself when the cluster has a CPU free (Stop leaves the "
+                "queue).", icon=":material/hourglass_top:")
+    elif state == "queued":
         pos = job.progress().queue_position or 1
         st.info(f"**Waiting: position {pos} in the queue.** Every training slot on this server is busy; "
                 "the run starts by itself when one frees up (Stop leaves the queue).",
                 icon=":material/hourglass_top:")
     elif state == "running":
         st.progress(job.progress().fraction, text=training_job.progress_text(job))
+        if getattr(job, "worker", None):
+            st.caption(f"Training on the Ray cluster, worker {job.worker}.")
     elif state == "finished":
         st.success(f"{message}.", icon=":material/check_circle:")
     elif state == "stopped":

@@ -18,6 +18,7 @@ import streamlit as st
 
 from explorer.config import ModelConfig
 from explorer.jobs.base import ENDED
+from explorer.jobs.ray_training import follow, job_from_run, new_job
 from explorer.jobs.slots import pool_counts
 from explorer.jobs.training import TrainingJob
 from explorer.limits import check_run
@@ -41,6 +42,7 @@ from ui.train_settings import TRAIN_NAME, check_run_name, duration, settings_val
 JOB = "train_job"                 # this visitor's TrainingJob; every page's sidebar shows its progress
 _JOB_DONE = "_train_job_done"     # (job, run name) already offered in the sidebar's run list
 TRAIN_ERROR = "_train_error"      # why the last Train / Resume click was refused, shown once
+_LOOKED_UP = "_train_looked_up"   # this session asked the Ray cluster for the visitor's run already
 POLL_S = 0.5            # the Train page's progress and numbers
 CHART_POLL_S = 1.0      # its curves: a redrawn chart costs server and browser time (bench/README.md, "The app")
 INSIDE_POLL_S = 4.0     # its attention and gradient heatmaps
@@ -52,8 +54,15 @@ BUSY = "A run of yours is already training (in this tab or another of this brows
 
 
 def current_job() -> TrainingJob | None:
-    """This visitor's run: started in this tab, in another of their browser, or before a reload."""
-    return adopt(TRAIN, JOB)
+    """This visitor's run: started in this tab, in another of their browser, or before a reload; with a Ray
+    cluster, also one still training there from before this server restarted (looked up once a session)."""
+    job = adopt(TRAIN, JOB)
+    if job is None and not st.session_state.get(_LOOKED_UP):
+        st.session_state[_LOOKED_UP] = True
+        job = follow(owner_id())
+        if job is not None:
+            st.session_state[JOB] = job
+    return job
 
 
 def run_name(preset: str, cfg: ModelConfig, train_cfg: TrainConfig) -> str:
@@ -74,7 +83,7 @@ def start(preset: str, cfg: ModelConfig, task: Task, train_cfg: TrainConfig, nam
     try:
         check_run(cfg, train_cfg, task)   # before the model is built: nothing over a cap is ever allocated
         model = build_model(cfg, seed=train_cfg.seed)
-        job = TrainingJob(model, task, train_cfg, name=name or run_name(preset, cfg, train_cfg), owner=owner_id())
+        job = new_job(model, task, train_cfg, name=name or run_name(preset, cfg, train_cfg), owner=owner_id())
     except ValueError as err:
         return str(err)
     st.session_state[JOB] = job
@@ -106,7 +115,7 @@ def resume_saved(name: str, more: int) -> str | None:
     if waiting >= MAX_WAITING:
         return f"The server is busy: {waiting} runs are waiting for a training slot. Try again in a minute."
     try:
-        job = TrainingJob.from_run(name, owner=owner_id())  # a copy of anyone's run, this visitor's own
+        job = job_from_run(name, owner=owner_id())  # a copy of anyone's run, this visitor's own
         job.resume(extra_steps=more if job.status == "finished" else None)
     except (ValueError, RuntimeError, OSError, CheckpointError) as err:
         return f"Run {name!r} cannot resume: {err}"
@@ -230,8 +239,8 @@ def job_status(page=None) -> None:
     """The sidebar's line about this session's run, on every page (app.py draws it with the page
     about to run). On the Train page it does not poll: the page's own live view does, and reruns
     the app when the job ends. It also tells the server this tab still watches the visitor's jobs."""
+    job = current_job()   # first: a run followed from the Ray cluster just now is watched by the heartbeat too
     heartbeat()
-    job = current_job()
     if job is None:
         return
     if job.ended:

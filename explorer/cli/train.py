@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import json
 import math
 import sys
 import threading
@@ -17,13 +18,16 @@ from pathlib import Path
 
 from explorer.cli.common import Progress, UsageError, on_ctrl_c, own_file
 from explorer.config import ACTIVATIONS, ATTN_SCALES, CLASSROOM_PRESETS, NORMS, POS_ENCODINGS, RESIDUALS
+from explorer.jobs.ray_training import RayTrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
+from explorer.search.ray_cluster import RayUnavailable, acquire, release
+from explorer.search.trial import worker_id
 from explorer.store.checkpoints import CheckpointError
 from explorer.store.runs import open_for_resume, safe_name, save_run, wall_of
 from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data, presets
 from explorer.train_config import SCHEDULES, TrainConfig
-from explorer.training import StepMetrics, new_state, train_steps
+from explorer.training import StepMetrics, TrainState, new_state, train_steps
 
 # ---------------------------------------------------------------------------------------------
 # train
@@ -78,6 +82,10 @@ def add_train_arguments(p: argparse.ArgumentParser) -> None:
     own.add_argument("--data", metavar="FILE.tsv", help="pairs to learn, one a line: source<TAB>target")
     own.add_argument("--text", metavar="FILE", help="a text for the character language model")
     p.add_argument("--name", help="run name (sanitised; made unique); default: the task name")
+    p.add_argument("--ray", metavar="ADDRESS", help="train as a Ray actor on the cluster at ADDRESS (HOST:PORT or "
+                                                    "ray://HOST:PORT), one CPU; the run is saved here")
+    p.add_argument("--json", action="store_true", help="print the saved run as JSON on stdout: run, path, status, "
+                                                       "steps, final, driver and worker (host:pid)")
     own.add_argument("--shared", action="store_true",
                      help="list a run on own data to every visitor of the app (it is private otherwise: its "
                           "download holds the data)")
@@ -148,6 +156,35 @@ def _train_until_interrupted(model, task, train_cfg, state) -> bool:
     return stop.is_set()
 
 
+def _train_on_ray(address: str, model, task, train_cfg, name: str) -> tuple[TrainState, bool, str]:
+    """Train on the cluster with the same progress line; (state, interrupted, worker). Bad address: UsageError."""
+    try:
+        ray = acquire(address)   # here, so that an address that does not answer is a one-line error (exit 2)
+    except RayUnavailable as err:
+        raise UsageError(str(err)) from None
+    stop, progress, total = threading.Event(), Progress(every=5.0), train_cfg.steps
+    job = RayTrainingJob(model, task, train_cfg, name=name, ray_address=address, detached=False, saves=False)
+    try:
+        with on_ctrl_c(stop.set):
+            job.start()
+            while not job.ended:
+                if stop.is_set():
+                    job.stop()
+                history = job.history()
+                if history:
+                    _show(progress, history[-1], total)
+                job.join(0.2)
+    finally:
+        job.stop(wait=True, timeout=60)
+        if job.state.history:
+            _show(progress, job.state.history[-1], total, force=True)
+        progress.close()
+        release(ray)
+    if job.status == "failed":
+        raise UsageError(job.message)
+    return job.state, stop.is_set() or job.interrupted, job.worker or worker_id()
+
+
 def _summary(history: list[StepMetrics]) -> str:
     if not history:
         return "no steps were run"
@@ -167,24 +204,35 @@ def run_train(args: argparse.Namespace) -> int:
     except ValueError as e:
         raise UsageError(str(e)) from None
     model = build_model(model_cfg, seed=train_cfg.seed)
-    state = new_state(model, task, train_cfg)
+    default = Path(args.data or args.text).stem if args.data or args.text else args.task
     began = time.monotonic()
-    interrupted = _train_until_interrupted(model, task, train_cfg, state)
+    if args.ray:
+        state, interrupted, worker = _train_on_ray(args.ray, model, task, train_cfg, args.name or default)
+        train_cfg = train_cfg.replace(threads=1)   # what the worker trained with
+    else:
+        state = new_state(model, task, train_cfg)
+        interrupted, worker = _train_until_interrupted(model, task, train_cfg, state), worker_id()
     wall = time.monotonic() - began
     last = state.history[-1] if state.history else None
-    default = Path(args.data or args.text).stem if args.data or args.text else args.task
     info = save_run(args.name or default, model, task.cfg, train_cfg, state.history, state=state,
-                    extra={"interrupted": interrupted, "stopped": last.stopped if last else None},
-                    shared=args.shared, wall_seconds=wall)
-    print(f"run saved to {info.path}")
+                    extra={"interrupted": interrupted, "stopped": last.stopped if last else None,
+                           **({"driver": worker_id(), "worker": worker} if args.ray else {})}, shared=args.shared,
+                    wall_seconds=wall)
+    out = sys.stderr if args.json else sys.stdout
+    print(f"run saved to {info.path}", file=out)
     if info.private:
-        print("the run holds your data, so the app lists it to nobody; train with --shared to list it to everyone")
-    print(_summary(state.history))
+        print("the run holds your data, so the app lists it to nobody; train with --shared to list it to everyone",
+              file=out)
+    print(_summary(state.history), file=out)
+    if args.json:
+        status = "diverged" if last is not None and last.stopped else "stopped" if interrupted else "finished"
+        print(json.dumps({"run": info.name, "path": str(info.path), "status": status, "steps": info.steps,
+                          "final": info.final, "driver": worker_id(), "worker": worker}))
     if last is not None and last.stopped:
-        print(last.stopped)
+        print(last.stopped, file=out)
         return 1
     if interrupted:
-        print(f"interrupted after step {state.step}; the run was saved")
+        print(f"interrupted after step {state.step}; the run was saved", file=out)
         return 130
     return 0
 

@@ -16,12 +16,14 @@ import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import plotly.graph_objects as go
+import torch
 from torch import nn
 
 from explorer.analysis.evidence import FAILS, HOLDS, INCONCLUSIVE, Claim, Evidence, overall, verdict
@@ -29,6 +31,7 @@ from explorer.evaluation import evaluate
 from explorer.figures.curves import line_chart
 from explorer.figures.results import bar_with_error
 from explorer.limits import check_run
+from explorer.search.ray_cluster import RayExecutor
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
 from explorer.training import StepMetrics, train_steps
@@ -195,8 +198,15 @@ class Context:
         self._last = now
         self._progress(min(1.0, self._start + self._width * within), text or self._text)
 
+    def __getstate__(self) -> dict:
+        # sent with `work` to a Ray worker: there nothing reports or stops (the driver cancels the task)
+        return {**self.__dict__, "_progress": None, "stop": None, "executor": None}
+
     def collect(self, units: Sequence, work: Callable[[Any], Any], describe: Callable[[Any], str] = str) -> list:
-        """[(unit, work(unit))] for every unit finished before a stop; sets `stopped` if cut short."""
+        """[(unit, work(unit))] for every unit finished before a stop; sets `stopped` if cut short. With a
+        RayExecutor the units run at once on the cluster's CPUs, one task each."""
+        if isinstance(self.executor, RayExecutor):
+            return self._collect_on(self.executor, units, work)
         done, n = [], len(units)
         self.total = n
         for i, unit in enumerate(units):
@@ -215,6 +225,30 @@ class Context:
         self.report(1.0, "stopped" if self.stopped else "done", force=True)
         return done
 
+    def _collect_on(self, executor, units: Sequence, work: Callable[[Any], Any]) -> list:
+        """collect's units as tasks of `executor`, `executor.workers` at a time; a stop cancels the unfinished
+        ones (as a local stop drops the unit it was in)."""
+        n, results, running, todo = len(units), {}, {}, list(enumerate(units))
+        self.total = n
+        try:
+            while todo or running:
+                if self.stopping:
+                    self.stopped = True
+                    break
+                while todo and len(running) < executor.workers:
+                    i, unit = todo.pop(0)
+                    running[executor.submit(run_unit, (work, unit))] = i
+                finished, _ = wait(running, timeout=0.25, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    results[running.pop(future)] = future.result()
+                self.finished = len(results)
+                self.report(len(results) / n, f"{len(results)}/{n} runs done on the Ray cluster", force=bool(finished))
+        finally:
+            for future in running:
+                executor.cancel(future)
+        self.report(1.0, "stopped" if self.stopped else "done", force=True)
+        return [(units[i], results[i]) for i in sorted(results)]
+
     def train(self, model: nn.Module, task: Task, cfg: TrainConfig,
               each: Callable[[StepMetrics], None] | None = None) -> list[StepMetrics]:
         """Run the trainer to the end (or to a divergence); raises Interrupted on stop, and ValueError (the Train
@@ -232,6 +266,13 @@ class Context:
         finally:
             steps.close()
         return history
+
+
+def run_unit(arg: tuple) -> Any:
+    """One unit of `Context.collect` in a worker (a Ray task): single-threaded, as the search's trials."""
+    work, unit = arg
+    torch.set_num_threads(1)
+    return work(unit)
 
 
 def measuring(**fields) -> TrainConfig:

@@ -90,11 +90,15 @@ class Job:
         """Start the worker thread: queued in the slot pool (which may grant a slot at once), or running."""
         self._stop.clear()
         with self._lock:
-            self._status, self._message = ("queued", self.waiting) if self.pooled else ("running", "")
+            self._status, self._message = self._launched()
         self._thread = threading.Thread(target=self._run, name=f"{self.kind}-{self.name}", daemon=True)
         if self.pooled:
             slot_pool().enqueue(self)
         self._thread.start()
+
+    def _launched(self) -> tuple[str, str]:
+        """(status, message) as the worker starts (called holding the job's lock)."""
+        return ("queued", self.waiting) if self.pooled else ("running", "")
 
     # -- the worker ----------------------------------------------------------------------------
     threads = 1  # torch threads of a pooled job: a slot is one core

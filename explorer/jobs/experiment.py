@@ -22,6 +22,8 @@ from pathlib import Path
 from explorer.experiments import EXPERIMENTS, Result, SerialExecutor, Stopped, refusal_of, run_cached
 from explorer.experiments.runner import RESULT_FILE, cache_path, resolve_params
 from explorer.jobs.base import Job
+from explorer.jobs.ray_training import address
+from explorer.search.ray_cluster import RayExecutor
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,8 @@ class ExperimentJob(Job):
         if refused:
             raise ValueError(refused)
         super().__init__()
+        self.ray_address = address()
+        self.pooled = self.ray_address is None   # on a cluster its CPUs are the queue, not this server's slots
         self._fraction, self._text = 0.0, ""
         self._started: float | None = None
         self._finished: float | None = None
@@ -79,8 +83,13 @@ class ExperimentJob(Job):
             self._fraction, self._text = fraction, text
 
     def _work(self) -> Result:
-        return run_cached(self.name, self.params, progress=self._report, stop=self._stop, cache_dir=self.cache_dir,
-                          executor=SerialExecutor(), refresh=self.refresh)
+        # on the app's Ray cluster the runs go there (RayUnavailable names an address that does not answer)
+        executor = SerialExecutor() if self.ray_address is None else RayExecutor(self.ray_address)
+        try:
+            return run_cached(self.name, self.params, progress=self._report, stop=self._stop,
+                              cache_dir=self.cache_dir, executor=executor, refresh=self.refresh)
+        finally:
+            executor.close()
 
     def _outcome(self, result: Result) -> tuple[str, str]:
         if result.partial:

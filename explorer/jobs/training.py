@@ -77,11 +77,12 @@ class TrainingJob(Job):
 
     @classmethod
     def from_run(cls, name: str, on_update: Callable[[TrainingJob], None] | None = None,
-                 owner: str | None = None) -> TrainingJob:
+                 owner: str | None = None, **options) -> TrainingJob:
         """A job that continues saved run `name` exactly where it stopped (`resume` it). It saves as a
-        run of its own, `owner`'s; the saved run stays as it is. ValueError (or FileNotFoundError) says why not."""
+        run of its own, `owner`'s; the saved run stays as it is. ValueError (or FileNotFoundError) says why not.
+        `options` go to the class (a RayTrainingJob's address)."""
         model, task, cfg, state, meta = open_for_resume(name)
-        job = cls(model, task, cfg, name=name, on_update=on_update, owner=owner)
+        job = cls(model, task, cfg, name=name, on_update=on_update, owner=owner, **options)
         job.state = state
         job._history = list(state.history)
         job._step = state.step
@@ -192,15 +193,7 @@ class TrainingJob(Job):
                 rec = next(steps, None)
                 if rec is None:
                     break
-                with self._lock:
-                    self._history.append(rec)
-                    if rec.snapshot is not None:
-                        self._snapshots.append(rec.snapshot)
-                    if rec.stopped is None:
-                        self._step = rec.step
-                        self._window.append((time.monotonic(), rec.step))
-                if self.on_update is not None:
-                    self.on_update(self)
+                self._append(rec)
                 if rec.stopped:
                     return "diverged", rec.stopped
         finally:
@@ -209,6 +202,18 @@ class TrainingJob(Job):
         if state.step >= cfg.steps:
             return "finished", f"finished {cfg.steps} steps"
         return "stopped", f"stopped at step {state.step} of {cfg.steps}"
+
+    def _append(self, rec: StepMetrics) -> None:
+        """A new step for the readers (and on_update)."""
+        with self._lock:
+            self._history.append(rec)
+            if rec.snapshot is not None:
+                self._snapshots.append(rec.snapshot)
+            if rec.stopped is None:
+                self._step = rec.step
+                self._window.append((time.monotonic(), rec.step))
+        if self.on_update is not None:
+            self.on_update(self)
 
     def _save_message(self, outcome: str, reason: str) -> str:
         """Save the run if it has steps not yet on disk; the message says where, or why not."""
@@ -220,13 +225,17 @@ class TrainingJob(Job):
             log.warning("saving job %r failed", self.name, exc_info=True)
             return f"{reason}; saving the run failed: {exc}"
 
+    def _extra(self, outcome: str) -> dict:
+        """What the saved run's meta.json records of how the run ended."""
+        return {"status": outcome}
+
     def _save(self, outcome: str) -> str:
         """runs.save_run cannot overwrite a run, so a later save takes a "-step<N>" name and the
         superseded run is deleted only once the new one is safely on disk."""
         history, old = self.history(), self.run_name
         suffix = "" if old is None else f"-step{self.state.step}"
         info = save_run(self.name[:MAX_NAME - len(suffix)] + suffix, self.model, self.task.cfg, self.train_cfg,
-                        history, extra={"status": outcome}, owner=self.owner, state=self.state,
+                        history, extra=self._extra(outcome), owner=self.owner, state=self.state,
                         wall_seconds=self._wall)
         with self._lock:
             self._run_name, self._saved_len = info.name, len(history)

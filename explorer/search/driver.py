@@ -46,6 +46,7 @@ from explorer.search.study import (
 )
 from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
 from explorer.store.database import engine_url, sqlite_path
+from explorer.store.resume import restore_state
 from explorer.store.runs import safe_name, save_run
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig
@@ -84,11 +85,9 @@ def save_trial_run(payload: dict, name: str, owner: str | None, extra: dict):
         _TASKS[key] = make_task(TaskConfig.from_dict(payload["task_cfg"]))
     task, train_cfg = _TASKS[key], TrainConfig.from_dict(payload["train_cfg"])
     model = build_model(ModelConfig.from_dict(payload["model_cfg"]))
-    model.load_state_dict(payload["weights"])
     state = new_state(model, task, train_cfg)
-    state.optimizer.load_state_dict(payload["optimizer"])
-    state.generator.set_state(payload["generator"])
-    state.step, state.elapsed, state.history = payload["step"], payload["elapsed"], list(payload["history"])
+    restore_state(state, payload)
+    state.history = list(payload["history"])
     return save_run(name, model.eval(), task.cfg, train_cfg, state.history, extra=extra, owner=owner, state=state)
 
 

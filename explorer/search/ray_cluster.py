@@ -76,8 +76,23 @@ def connect(address: str, timeout: float = CONNECT_TIMEOUT_S):
     return ray
 
 
-_USERS = [0]                 # RayExecutors open in this process: the last one to close disconnects
+_USERS = [0]                 # users of the connection in this process (executors, runs): the last one disconnects
 _USERS_LOCK = threading.Lock()
+
+
+def acquire(address: str, timeout: float = CONNECT_TIMEOUT_S):
+    """`connect`, counted: the connection stays until every `acquire` has had its `release`."""
+    with _USERS_LOCK:
+        ray = connect(address, timeout)
+        _USERS[0] += 1
+    return ray
+
+
+def release(ray) -> None:
+    with _USERS_LOCK:
+        _USERS[0] -= 1
+        if _USERS[0] == 0:  # nobody else in this process uses the connection
+            ray.shutdown()
 
 
 class RayExecutor:
@@ -85,9 +100,7 @@ class RayExecutor:
 
     def __init__(self, address: str, timeout: float = CONNECT_TIMEOUT_S) -> None:
         self.address = address
-        with _USERS_LOCK:
-            self.ray = connect(address, timeout)
-            _USERS[0] += 1
+        self.ray = acquire(address, timeout)
         self._open = True
         self.workers = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
         self._remote = {}
@@ -115,11 +128,9 @@ class RayExecutor:
         for ref in list(self._refs.values()):
             self.ray.cancel(ref, force=True)
         self._refs.clear()
-        with _USERS_LOCK:
-            if self._open:
-                self._open, _USERS[0] = False, _USERS[0] - 1
-                if _USERS[0] == 0:  # no other search of this process uses the connection
-                    self.ray.shutdown()
+        if self._open:
+            self._open = False
+            release(self.ray)
 
 
-__all__ = ["CONNECT_TIMEOUT_S", "ENV_ADDRESS", "RayUnavailable", "RayExecutor", "connect"]
+__all__ = ["CONNECT_TIMEOUT_S", "ENV_ADDRESS", "RayUnavailable", "RayExecutor", "acquire", "connect", "release"]

@@ -21,6 +21,7 @@ import torch
 from explorer.model import build_model
 from explorer.search.objectives import VALIDATION, measure
 from explorer.search.space import FIELDS
+from explorer.store.resume import state_payload
 from explorer.tasks import TASK_PRESETS, make_task, presets
 from explorer.train_config import TrainConfig
 from explorer.training import new_state, train_steps
@@ -94,9 +95,7 @@ class _Pruner:
 def _payload(model, task, train_cfg, state) -> dict:
     """What the driver needs to save the run as any other (explorer.store.runs.save_run, resumable)."""
     return {"model_cfg": model.cfg.to_dict(), "task_cfg": task.cfg.to_dict(), "train_cfg": train_cfg.to_dict(),
-            "weights": {k: v.detach().clone() for k, v in model.state_dict().items()},
-            "optimizer": state.optimizer.state_dict(), "generator": state.generator.get_state(),
-            "step": state.step, "elapsed": state.elapsed, "history": list(state.history)}
+            **state_payload(state), "history": list(state.history)}
 
 
 def run_trial(spec: dict) -> dict:

@@ -3,6 +3,8 @@
 
     save_state(folder, state)                      # resume.safetensors + resume.json beside the weights
     state = load_state(folder, model, task, cfg)   # a TrainState that train_steps continues bit for bit
+    payload = state_payload(state)                 # the same, as plain tensors and numbers for another process
+    restore_state(state, payload)                  # ... and back, into a TrainState of the same model
 
 Tensors go to safetensors and the rest to JSON, never pickle. Dropout needs nothing saved: the
 trainer seeds it per step from the run's seed.
@@ -10,6 +12,7 @@ trainer seeds it per step from the run's seed.
 
 from __future__ import annotations
 
+import copy
 import json
 import math
 from pathlib import Path
@@ -95,6 +98,20 @@ def load_state(folder, model: nn.Module, task: Task, cfg: TrainConfig) -> TrainS
 
 
 
+def state_payload(state: TrainState) -> dict:
+    """The weights and what resuming needs (history aside), copied: sent from a worker (a search trial, a
+    run on a Ray cluster) to the process that saves it."""
+    return {"weights": {k: v.detach().clone() for k, v in state.model.state_dict().items()},
+            "optimizer": copy.deepcopy(state.optimizer.state_dict()), "generator": state.generator.get_state(),
+            "step": state.step, "elapsed": state.elapsed}
 
 
-__all__ = ["STATE_FILE", "STATE_META", "save_state", "load_state", "can_resume"]
+def restore_state(state: TrainState, payload: dict) -> None:
+    """Load a `state_payload` into `state` (and its model) in place; the history is the caller's."""
+    state.model.load_state_dict(payload["weights"])
+    state.optimizer.load_state_dict(payload["optimizer"])
+    state.generator.set_state(payload["generator"])
+    state.step, state.elapsed = int(payload["step"]), float(payload["elapsed"])
+
+
+__all__ = ["STATE_FILE", "STATE_META", "save_state", "load_state", "can_resume", "state_payload", "restore_state"]

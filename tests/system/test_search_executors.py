@@ -15,12 +15,7 @@ between any two trials this early.
 import io
 import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import time
 import types
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
@@ -30,6 +25,7 @@ import pytest
 from explorer import cli
 from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_search, server_processes
 from explorer.search.worker import ONE_THREAD, threads
+from tests.ray_head import ray_head as head
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--trials", "4", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps", "6", "--sampler",
@@ -38,48 +34,12 @@ SPEC = SearchSpec(task="reversal-fast", space=("lr=1e-3:1e-2:log", "d_model=16,3
                   metric="val_loss", sampler="random", seed=3, storage="memory")   # what ARGS ask for
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _answers(port: int) -> bool:
-    try:
-        with socket.create_connection(("127.0.0.1", port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 @pytest.fixture(scope="module")
 def ray_head(tmp_path_factory):
-    """`ray start --head --block` on a loopback port with 2 CPUs, once for the module; stopped by its pid (SIGTERM: its
-    raylet, GCS and workers go with it)."""
+    """One real Ray head for the module (tests/ray_head.py)."""
     pytest.importorskip("ray", reason="ray is in requirements-dev.txt")
-    ray_bin = shutil.which("ray") or str(Path(sys.executable).parent / "ray")
-    port, temp = free_port(), tmp_path_factory.mktemp("ray")
-    log = open(temp / "head.log", "w")  # noqa: SIM115 - open for the head's whole life
-    head = subprocess.Popen([ray_bin, "start", "--head", "--block", "--port", str(port), "--node-ip-address",
-                             "127.0.0.1", "--num-cpus", "2", "--include-dashboard", "false",
-                             "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT,
-                            # no workers started ahead for the driver: the trials' tasks start their own
-                            # (with them, 4 worker processes started for 2 CPUs)
-                            env={**os.environ, "RAY_prestart_worker_first_driver": "0"})
-    try:
-        deadline = time.monotonic() + 90
-        while not _answers(port):
-            assert head.poll() is None and time.monotonic() < deadline, (temp / "head.log").read_text()[-2000:]
-            time.sleep(0.5)
-        yield f"127.0.0.1:{port}"
-    finally:
-        os.kill(head.pid, signal.SIGTERM)
-        try:
-            head.wait(30)
-        except subprocess.TimeoutExpired:
-            os.kill(head.pid, signal.SIGKILL)
-            head.wait(10)
-        log.close()
+    with head(tmp_path_factory.mktemp("ray")) as address:
+        yield address
 
 
 def _results(outcome) -> list[tuple]:
