@@ -30,6 +30,7 @@ from explorer.search import (
     trial_rows,
 )
 from explorer.search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
+from explorer.search.studies import claim
 from explorer.search.study import counts
 
 
@@ -75,6 +76,7 @@ class SearchJob(Job):
     def __init__(self, spec: SearchSpec, owner: str | None = None) -> None:
         self.spec, self.owner, self.name = spec, owner, spec.study_name()
         self.study = open_study(spec)   # ValueError now: another search's study, a bad storage
+        claim(self.study, owner)        # a study it creates is the owner's: only they may delete it
         super().__init__()
         self._executor, self._where = None, ""
         self._started: float | None = None
