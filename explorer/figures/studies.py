@@ -344,9 +344,13 @@ def _mark_log_axes(fig: go.Figure, study, done: list) -> None:
         low, high = math.log10(min(values)), math.log10(max(values))
         keep = [a for a in notes if a.x != place]
         ticks = _log_ticks(min(values), max(values))
+        span = max(high - low, 1e-12)
+        for end in (min(values), max(values)):   # the ends too, unless a tick is close by
+            if all(abs(math.log10(end) - math.log10(t)) > 0.1 * span for t in ticks):
+                ticks.append(float(f"{end:.2g}") if math.isclose(float(f"{end:.2g}"), end, rel_tol=0.05) else end)
         for tick in ticks:
-            y = 0.5 if high == low else (math.log10(tick) - low) / (high - low)
-            keep.append(go.layout.Annotation(x=place, y=y, text=f"{tick:g}", showarrow=False, xanchor="right",
+            y = 0.5 if high == low else min(1.0, max(0.0, (math.log10(tick) - low) / (high - low)))
+            keep.append(go.layout.Annotation(x=place, y=y, text=f"{tick:.2g}", showarrow=False, xanchor="right",
                                              xshift=-4, font=dict(size=10, color="#555")))
         notes = keep
         labels[place] = f"{label} (log)"
