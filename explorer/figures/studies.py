@@ -19,6 +19,7 @@ import re
 import warnings
 
 import numpy as np
+import optuna
 import optuna.visualization as ov
 import plotly.graph_objects as go
 from optuna.distributions import FloatDistribution, IntDistribution
@@ -57,6 +58,8 @@ def _house(fig: go.Figure, title: str, height: float, **style) -> go.Figure:
     spec = _plain(fig.to_plotly_json())
     layout = {k: v for k, v in spec["layout"].items() if k not in ("template", "title", "width", "height", "legend")}
     for trace in spec["data"]:   # colorbars at the plot's edge, as every figure's (layout.py, COLORBAR)
+        if trace.get("type") in ("contour", "heatmap"):   # a colorbar whether Optuna styled one or not
+            trace.setdefault("colorbar", {})
         for part in (trace, trace.get("marker") or {}):
             if "colorbar" in part:
                 part["colorbar"] = {**(part["colorbar"] or {}), **COLORBAR}
@@ -64,9 +67,14 @@ def _house(fig: go.Figure, title: str, height: float, **style) -> go.Figure:
 
 
 def _quiet(draw, *args, **kwargs) -> go.Figure:
-    with warnings.catch_warnings():   # "experimental", "no completed trials": the page says so in words
-        warnings.simplefilter("ignore")
-        return draw(*args, **kwargs)
+    level = optuna.logging.get_verbosity()
+    optuna.logging.set_verbosity(optuna.logging.ERROR)   # "unique value length is less than 2" and such
+    try:
+        with warnings.catch_warnings():   # "experimental", "no completed trials": the page says so in words
+            warnings.simplefilter("ignore")
+            return draw(*args, **kwargs)
+    finally:
+        optuna.logging.set_verbosity(level)
 
 
 def _complete(study) -> list:
@@ -129,7 +137,7 @@ def history(study, names: list[str], objective: int = 0) -> go.Figure:
     """Each trial's value by trial number and the best so far (Optuna's plot_optimization_history)."""
     _need(study)
     target, name = _target(study, names, objective)
-    fig = _house(_quiet(ov.plot_optimization_history, study, target=target, target_name=name),
+    fig = _house(_quiet(ov.plot_optimization_history, study, target=target, target_name=hover(name)),
                  f"Optimisation history: {hover(name)}", 340, xaxis=dict(title="trial"), yaxis=dict(title=hover(name)),
                  legend=LEGEND_BELOW)
     for trace in fig.data:
@@ -202,7 +210,7 @@ def slice_plot(study, names: list[str], params: list[str] | None = None, objecti
     _need(study)
     target, name = _target(study, names, objective)
     params = params or parameters(study)
-    fig = _house(_quiet(ov.plot_slice, study, params=params, target=target, target_name=name),
+    fig = _house(_quiet(ov.plot_slice, study, params=params, target=target, target_name=hover(name)),
                  f"Slice: {hover(name)} against each parameter", 340, margin=dict(r=110), yaxis=dict(title=hover(name)))
     _trial_colours(fig, "trial")
     for trace in fig.data:
@@ -222,7 +230,7 @@ def contour(study, names: list[str], x: str, y: str, objective: int = 0) -> go.F
     if len({(t.params[x], t.params[y]) for t in done}) < 2:
         raise ValueError(f"the contour needs trials at two or more points of {x} and {y}")
     target, name = _target(study, names, objective)
-    drawn = _quiet(ov.plot_contour, study, params=[x, y], target=target, target_name=name)
+    drawn = _quiet(ov.plot_contour, study, params=[x, y], target=target, target_name=hover(name))
     x, y = drawn.layout.xaxis.title.text, drawn.layout.yaxis.title.text   # Optuna orders the two by name
     fig = _house(drawn, f"Contour: {hover(name)} over {hover(x)} and {hover(y)}", 420, margin=dict(r=120))
     for trace in fig.data:
@@ -257,7 +265,7 @@ def edf(study, names: list[str], objective: int = 0) -> go.Figure:
     """The share of trials at or below each value (Optuna's plot_edf)."""
     _need(study)
     target, name = _target(study, names, objective)
-    fig = _house(_quiet(ov.plot_edf, study, target=target, target_name=name),
+    fig = _house(_quiet(ov.plot_edf, study, target=target, target_name=hover(name)),
                  f"Empirical distribution of {hover(name)}", 320, xaxis=dict(title=hover(name)),
                  yaxis=dict(title="share of trials at or below", tickformat=".0%", range=[0, 1.02]), showlegend=False)
     for trace in fig.data:
@@ -272,7 +280,7 @@ def importances(study, names: list[str]) -> go.Figure:
     if len({tuple(sorted(t.params.items())) for t in done}) < 2:
         raise ValueError("importance needs two completed trials with different settings")
     try:
-        drawn = _quiet(ov.plot_param_importances, study, target_name=names[0])
+        drawn = _quiet(ov.plot_param_importances, study, target_name=hover(names[0]))
     except (ValueError, RuntimeError) as err:
         raise ValueError(f"importance cannot be computed yet: {err}") from None
     fig = _house(drawn, "Parameter importance", max(250, 110 + 36 * len(parameters(study))),
@@ -295,16 +303,17 @@ def parallel(study, names: list[str]) -> go.Figure:
     plot_parallel_coordinate), coloured by the (first) objective; a log parameter's axis marked 1-2-5."""
     done = _need(study)
     if len(study.directions) == 1:
-        drawn = _quiet(ov.plot_parallel_coordinate, study, target_name=names[0])
+        drawn = _quiet(ov.plot_parallel_coordinate, study, target_name=hover(names[0]))
     else:
-        drawn = _quiet(ov.plot_parallel_coordinate, study, target=lambda t: t.values[0], target_name=names[0])
+        drawn = _quiet(ov.plot_parallel_coordinate, study, target=lambda t: t.values[0],
+                       target_name=hover(names[0]))
     fig = _house(drawn, "Trials in parallel coordinates", 400, margin=dict(l=70, r=40, b=40))
     lines = [t for t in fig.data if t.mode == "lines"]
     values = [t.values[0] for t in done]
     low, high = min(values), max(values)
     left = list(done)
     for trace in lines:   # Optuna orders the lines by its own rule: each is matched by the values it shows
-        trial = next((t for t in left if _shows(trace.customdata or (), t, names[0])), None)
+        trial = next((t for t in left if _shows(trace.customdata or (), t, hover(names[0]))), None)
         if trial is None:
             trace.update(hovertemplate="%{customdata[0]}: %{customdata[1]}<extra></extra>")
             continue
@@ -319,7 +328,7 @@ def parallel(study, names: list[str]) -> go.Figure:
                 COLORBAR, title=dict(text=hover(names[0])))))
     _mark_log_axes(fig, study, done)
     fig.layout.meta = {"summary": f"{len(done)} completed trials through {len(fig.layout.xaxis.tickvals or ())} "
-                                  f"axes, coloured by {names[0]} from {low:.3g} to {high:.3g}"}
+                                  f"axes, coloured by {hover(names[0])} from {low:.3g} to {high:.3g}"}
     return fig
 
 
@@ -363,7 +372,8 @@ def pareto(study, names: list[str]) -> go.Figure:
     if len(study.directions) < 2:
         raise ValueError("the Pareto front is for a study with two or more objectives")
     _need(study)
-    fig = _house(_quiet(ov.plot_pareto_front, study, target_names=names[:len(study.directions)]),
+    targets = [hover(n) for n in names[:len(study.directions)]]
+    fig = _house(_quiet(ov.plot_pareto_front, study, target_names=targets),
                  f"Pareto front: {hover(names[0])} against {hover(names[1])}", 400, margin=dict(r=120),
                  xaxis=dict(title=hover(names[0])), yaxis=dict(title=hover(names[1])), legend=LEGEND_BELOW)
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
