@@ -12,6 +12,7 @@ from ui import frame, widgets
 from ui import studies as glue
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
+glue.open_pending()  # "Open its run" was clicked: the sidebar has picked it, Attention shows it
 
 TABS = {"history": "History", "intermediate": "Learning curves", "timeline": "Timeline", "slice": "Slice",
         "contour": "Contour", "edf": "EDF", "parallel": "Parallel coordinates", "importances": "Importance",
@@ -71,10 +72,10 @@ def trial_box(name: str, rows: list[dict]) -> None:
                              for k, v in row.items() if k not in ("number", "state", "seconds", "run", "started",
                                                                    "completed") and v is not None)
         st.markdown(f":material/target: **Trial {number}** ({row['state'].lower()}): {md(settings, None)}")
-        link = glue.run_link(row["run"])
-        if link is not None:
-            st.page_link(glue.ATTENTION_PAGE, label=f"Open its run {row['run']}", icon=":material/open_in_new:",
-                         query_params=link)
+        if glue.can_open(row["run"]):
+            st.button(f"Open its run {row['run']}", key="studies_open_run", icon=":material/open_in_new:",
+                      on_click=glue.on_open_run, args=(row["run"],),
+                      help="Pick this trial's run in the sidebar and look inside it on the Attention page.")
         else:
             st.caption("This trial saved no run that can be opened here (pruned before a run, deleted, or private).")
 

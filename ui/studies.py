@@ -26,6 +26,7 @@ STUDY, COMPARE = "study", "compare"        # the URL's study=NAME and compare=NA
 TRIAL = "_studies_trial"                   # (study, trial number) selected by a click
 FIGURES = "_studies_figures"               # chart key -> the figure drawn for it, to read a click with
 DELETE, ERROR = "_studies_delete", "_studies_error"
+OPEN = "_studies_open_run"                 # a trial's run just opened: the page goes to Attention
 ATTENTION_PAGE = "pages/attention.py"
 WHOSE_HELP = ("Yours: started on this browser's Search page, so you can delete it. Another visitor's: open, "
               "compare and export it; only they can delete it. No owner: made on the command line; read-only here.")
@@ -99,16 +100,29 @@ def on_row_select(name: str, key: str, numbers: list[int]) -> None:
         select(name, numbers[rows[0]])
 
 
-def run_link(run: str | None) -> dict | None:
-    """The Attention page's query opening a trial's run (the sidebar's picker reads it), if it can be opened."""
-    if not run or run not in {r.name for r in models.visible_runs()}:
-        return None
-    return {"model_source": "Trained run", "model_run": run}
+def can_open(run: str | None) -> bool:
+    """Whether a trial's run is there for this visitor to open (saved, not deleted, not another's private one)."""
+    return bool(run) and run in {r.name for r in models.visible_runs()}
 
 
 def run_url(run: str | None) -> str | None:
-    """The same as a link in the trials table."""
-    return None if run_link(run) is None else f"attention?model_source={quote('Trained run')}&model_run={quote(run)}"
+    """A link opening a trial's run on the Attention page, in the trials table (a new page load reads it)."""
+    return f"attention?model_source={quote('Trained run')}&model_run={quote(run)}" if can_open(run) else None
+
+
+def on_open_run(run: str) -> None:
+    """Button callback: the sidebar picks the run, and the page then opens Attention (open_pending). In this
+    session a link's model_run would lose to the sidebar's own choice, which the session keeps."""
+    models.select_run(run)
+    st.session_state[OPEN] = run
+
+
+def open_pending() -> None:
+    """At the page's top, before any widget: go to the Attention page if a trial's run was just opened."""
+    if st.session_state.pop(OPEN, None):
+        # an empty mapping, not None: None clears the URL through a check that refuses while the sidebar's
+        # picker is bound to it; the picker writes the run into the new page's URL itself
+        st.switch_page(ATTENTION_PAGE, query_params={})
 
 
 # ------------------------------------------------------------------------------ export, delete
@@ -163,5 +177,5 @@ def confirm_delete() -> None:
 
 
 __all__ = ["STUDY", "COMPARE", "TRIAL", "YOURS", "WHOSE_HELP", "ATTENTION_PAGE", "summaries", "list_table", "facts",
-           "selected", "select", "keep_figure", "on_chart_select", "on_row_select", "run_link", "run_url",
-           "file_name", "delete_refusal", "ask_delete", "do_delete", "confirm_delete"]
+           "selected", "select", "keep_figure", "on_chart_select", "on_row_select", "can_open", "run_url",
+           "on_open_run", "open_pending", "file_name", "delete_refusal", "ask_delete", "do_delete", "confirm_delete"]

@@ -14,7 +14,7 @@ from explorer.search.study import SearchSpec, default_storage
 from tests.app.helpers import assert_ok, figures, open_app
 from tests.hostile import VALUES, live_markdown, live_plotly
 from tests.unit.search.samples import pareto, single
-from ui import owner
+from ui import models, owner
 from ui import studies as glue
 
 PAGE = "pages/studies.py"
@@ -62,9 +62,11 @@ def test_a_study_run_by_the_library_opens_with_every_plot_and_log_axes(ran):
 def test_a_selected_trial_offers_to_open_its_run(ran):
     at = _open(ran, **{glue.TRIAL: (ran, 1)})
     assert any("**Trial 1**" in m.value for m in at.markdown)
-    links = [p for p in at.get("page_link") if "Open its run" in p.proto.label]
-    assert len(links) == 1 and f"{ran}-t1" in links[0].proto.label
-    assert f"model_run={ran}-t1" in links[0].proto.query_string and "attention" in links[0].proto.page
+    assert at.button(key="studies_open_run").label == f"Open its run {ran}-t1"
+    at.button(key="studies_open_run").click().run()
+    assert_ok(at)
+    assert at.session_state[models.SOURCE] == "run" and at.session_state[models.RUN] == f"{ran}-t1"
+    assert at.title[0].value != "Studies"           # the Attention page, inside the trial's run
     at = _open(ran, **{glue.TRIAL: ("another study", 1)})    # a selection made in another study is not this one's
     assert not any("**Trial 1**" in m.value for m in at.markdown)
 
