@@ -31,7 +31,7 @@ def add_subcommands(p: argparse.ArgumentParser) -> None:
 def run_action(args: argparse.Namespace) -> int:
     try:
         if args.study_action == "list":
-            for s in list_studies(storage=args.storage):
+            for s in list_studies(storage=args.storage, everyone=True):   # the server's shell sees them all
                 best = "—" if s.best is None else ", ".join(f"{v:.4g}" for v in s.best)
                 print(f"{s.name}  {s.task or '?'}  {s.sampler or '?'}  {s.trials} trials  best {best}  "
                       f"last {s.last or '—'}")

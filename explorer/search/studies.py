@@ -108,14 +108,15 @@ def _summary(frozen, trials) -> StudySummary:
                         last=_minutes(max(ends, default=None)), private=bool(spec.get("data")))
 
 
-def list_studies(viewer: str | None = None, storage: str | None = None) -> list[StudySummary]:
-    """Every study the viewer may see: their own first, then by their last trial, newest first."""
+def list_studies(viewer: str | None = None, storage: str | None = None, everyone: bool = False) -> list[StudySummary]:
+    """Every study the viewer may see (`everyone`: the server's shell, private ones too): their own first,
+    then by their last trial, newest first."""
     store = _storage(storage)
     if store is None:
         return []
     out = [_summary(s, store.get_all_trials(s._study_id, deepcopy=False))  # noqa: SLF001 - Optuna's storage API
            for s in store.get_all_studies()]
-    out = [s for s in out if s.visible_to(viewer)]
+    out = [s for s in out if everyone or s.visible_to(viewer)]
     out.sort(key=lambda s: s.last or s.started, reverse=True)
     return sorted(out, key=lambda s: not (viewer is not None and s.owner == viewer))   # stable: newest kept
 

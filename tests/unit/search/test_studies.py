@@ -59,6 +59,7 @@ def test_a_study_on_own_data_is_listed_to_its_owner_only(kept):
     assert "private" in [s.name for s in studies.list_studies(viewer="me", storage=kept)]
     for viewer in ("someone", None):
         assert {s.name for s in studies.list_studies(viewer=viewer, storage=kept)} == {"cli-study", "mine", "two"}
+    assert "private" in {s.name for s in studies.list_studies(storage=kept, everyone=True)}   # the server's shell
 
 
 def test_only_the_owner_deletes_a_study_and_a_cli_study_is_nobodys(storage):
@@ -120,3 +121,9 @@ def test_best_config_gives_the_best_trials_values_and_settings():
     front = studies.best_config(pareto())
     assert {"trial", "val_exact", "params", "d_model", "n_layers"} == set(front)
     assert studies.best_config(optuna.create_study()) == {}
+
+
+def test_a_two_objective_studys_csv_has_a_column_per_objective():
+    study = pareto(trials=3)
+    header = studies.trials_csv(study).splitlines()[0].split(",")
+    assert header[:4] == ["number", "state", "val_exact", "params"]
