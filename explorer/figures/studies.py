@@ -26,7 +26,7 @@ from optuna.distributions import FloatDistribution, IntDistribution
 from optuna.trial import TrialState
 from plotly.colors import sample_colorscale
 
-from explorer.figures.layout import COLORBAR, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure
+from explorer.figures.layout import COLORBAR, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure, merge
 from explorer.figures.search import SEARCH_SCALE, STATE_COLOURS
 from explorer.quoting import hover
 
@@ -57,13 +57,16 @@ def _house(fig: go.Figure, title: str, height: float, **style) -> go.Figure:
     """Optuna's figure in the house style: its traces and axes kept, its template, title and size dropped."""
     spec = _plain(fig.to_plotly_json())
     layout = {k: v for k, v in spec["layout"].items() if k not in ("template", "title", "width", "height", "legend")}
+    for name, axis in layout.items():   # a category axis's labels are its categories (layout.py sizes them)
+        if name.startswith(("xaxis", "yaxis")) and axis.get("categoryarray") and "ticktext" not in axis:
+            axis.update(tickmode="array", tickvals=axis["categoryarray"], ticktext=axis["categoryarray"])
     for trace in spec["data"]:   # colorbars at the plot's edge, as every figure's (layout.py, COLORBAR)
         if trace.get("type") in ("contour", "heatmap"):   # a colorbar whether Optuna styled one or not
             trace.setdefault("colorbar", {})
         for part in (trace, trace.get("marker") or {}):
             if "colorbar" in part:
                 part["colorbar"] = {**(part["colorbar"] or {}), **COLORBAR}
-    return figure([go.Figure(data=[t]).data[0] for t in spec["data"]], title, height, {**layout, **style})
+    return figure([go.Figure(data=[t]).data[0] for t in spec["data"]], title, height, merge(layout, style))
 
 
 def _quiet(draw, *args, **kwargs) -> go.Figure:
@@ -188,8 +191,9 @@ def timeline(study) -> go.Figure:
     for trace in fig.data:
         numbers = [int(n) for n in trace.y or ()]
         trace.update(meta=numbers, marker=dict(color=STATE_FILL.get(str(trace.name), PALETTE[0])),
+                     name=str(trace.name).lower(),
                      text=[_trial_text(by_number[n]) if n in by_number else "" for n in numbers],
-                     hovertemplate=f"%{{text}}<br>%{{x|%H:%M:%S}}<extra>{hover(str(trace.name).lower())}</extra>")
+                     hovertemplate=f"%{{text}}<br>%{{base|%H:%M:%S}}, %{{x:.0f}} ms<extra>{hover(trace.name)}</extra>")
     ended = {str(t.name).lower(): len(t.y or ()) for t in fig.data}
     fig.layout.meta = {"summary": f"{len(trials)} trials, one bar each from its start to its end: "
                                   + ", ".join(f"{n} {state}" for state, n in ended.items())}
@@ -211,7 +215,7 @@ def slice_plot(study, names: list[str], params: list[str] | None = None, objecti
     target, name = _target(study, names, objective)
     params = params or parameters(study)
     fig = _house(_quiet(ov.plot_slice, study, params=params, target=target, target_name=hover(name)),
-                 f"Slice: {hover(name)} against each parameter", 340, margin=dict(r=110), yaxis=dict(title=hover(name)))
+                 f"Slice: {hover(name)} against each parameter", 360, margin=dict(r=110), yaxis=dict(title=hover(name)))
     _trial_colours(fig, "trial")
     for trace in fig.data:
         axis = fig.layout[f"xaxis{str(trace.xaxis or 'x')[1:]}"]
@@ -231,7 +235,8 @@ def contour(study, names: list[str], x: str, y: str, objective: int = 0) -> go.F
         raise ValueError(f"the contour needs trials at two or more points of {x} and {y}")
     target, name = _target(study, names, objective)
     drawn = _quiet(ov.plot_contour, study, params=[x, y], target=target, target_name=hover(name))
-    x, y = drawn.layout.xaxis.title.text, drawn.layout.yaxis.title.text   # Optuna orders the two by name
+    if drawn.layout.xaxis.title.text != x:   # Optuna orders the two by name: turned back to the pick
+        drawn = _transposed(drawn)
     fig = _house(drawn, f"Contour: {hover(name)} over {hover(x)} and {hover(y)}", 420, margin=dict(r=120))
     for trace in fig.data:
         if trace.type == "contour":
@@ -253,6 +258,20 @@ def contour(study, names: list[str], x: str, y: str, objective: int = 0) -> go.F
     for axis, param in (("xaxis", x), ("yaxis", y)):
         fig.layout[axis].title.text = hover(param) + (" (log)" if is_log(study, param) else "")
     return fig
+
+
+def _transposed(fig: go.Figure) -> go.Figure:
+    """A one-panel figure with its x and y swapped: data, z and axes."""
+    spec = _plain(fig.to_plotly_json())
+    for trace in spec["data"]:
+        trace["x"], trace["y"] = trace.get("y"), trace.get("x")
+        if trace.get("z") is not None:
+            trace["z"] = [list(row) for row in zip(*trace["z"])]
+    layout = spec["layout"]
+    xaxis, yaxis = layout.get("yaxis", {}), layout.get("xaxis", {})
+    layout["xaxis"], layout["yaxis"] = ({k: v for k, v in a.items() if k not in ("anchor", "domain")}
+                                        for a in (xaxis, yaxis))
+    return go.Figure(spec)
 
 
 def _same(a, b) -> bool:
