@@ -113,6 +113,13 @@ def open_study(summary) -> None:
     trials_table(name, rows, studies.metric_names(study))
 
 
+def cell(value) -> str:
+    """A setting or value as the comparison shows it: a float in 4 figures, a number as it is, none as —."""
+    if value is None:
+        return "—"
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def compare(first, second) -> None:
     st.subheader("Compare", anchor=False)
     loaded = [studies.load(s.name) for s in (first, second)]
@@ -124,7 +131,8 @@ def compare(first, second) -> None:
             draw(summary.name, "history", lambda study=study: plots.history(study, studies.metric_names(study)),
                  key_prefix=f"studies_compare_{'ab'[columns.index(col)]}")
     best = {s.name: studies.best_config(study) for s, study in zip((first, second), loaded)}
-    table = pd.DataFrame(best).astype(str).replace({"nan": "—"})
+    settings = list(dict.fromkeys(k for b in best.values() for k in b))
+    table = pd.DataFrame({n: [cell(b.get(k)) for k in settings] for n, b in best.items()}, index=settings)
     st.markdown("**Best configurations**")
     st.dataframe(table, width="stretch", column_config={"_index": st.column_config.TextColumn("setting")})
 
