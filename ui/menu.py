@@ -34,6 +34,7 @@ SECTIONS: dict[str, list[Page]] = {
         Page("pages/runs.py", "Runs", "runs", ":material/history:"),
         Page("pages/experiments.py", "Experiments", "experiments", ":material/science:"),
         Page("pages/search.py", "Search", "search", ":material/travel_explore:"),
+        Page("pages/studies.py", "Studies", "studies", ":material/folder_open:"),
     ],
 }
 PAGES: list[Page] = [page for pages in SECTIONS.values() for page in pages]
@@ -62,4 +63,6 @@ BLURBS: dict[str, str] = {
                             "the seed predicts, cached for the next visitor.",
     "pages/search.py": "Hyperparameter search with Optuna: pick the settings and ranges, watch the trials, "
                        "keep the best model or train it again as a recipe.",
+    "pages/studies.py": "Every study kept here, from the CLI or the Search page: Optuna's plots of one, two side by "
+                        "side, a trial clicked to open its run, its trials as CSV.",
 }

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from explorer.cli import experiment, export, interpret, lessons, rooms, runs, search, train
+from explorer.cli import experiment, export, interpret, lessons, rooms, runs, search, studies, train
 from explorer.cli.common import UsageError
 from explorer.store.shipped import add_pretrain_arguments, run_pretrain
 
@@ -32,8 +32,9 @@ COMMANDS: dict[str, Command] = {
                         add_pretrain_arguments, run_pretrain),
     "experiment": Command("run one of the seeds' experiments over several seeds and write CSV (--list to see them)",
                           experiment.add_arguments, experiment.run_command),
-    "search": Command("an Optuna study over model and training settings; trials in processes or on a Ray cluster",
-                      search.add_arguments, search.run_command),
+    "search": Command("an Optuna study over model and training settings; trials in processes or on a Ray cluster "
+                      "(search list: the studies kept; search export NAME --out F.csv: one's trials)",
+                      lambda p: (search.add_arguments(p), studies.add_subcommands(p)), search.run_command),
     "lessons": Command("list the lessons' questions and their stored answers; --build computes the missing ones",
                        lessons.add_arguments, lessons.run_command),
     "rooms": Command("the rooms kept here, and one room's answers as CSV or offline HTML (rooms export CODE --out F)",

@@ -17,6 +17,9 @@ Import the module a figure lives in; this package re-exports nothing.
     curves        line_chart (with mean ± std bands), training_curves (metrics of runs by step)
     results       sweep_heatmap (a two-parameter grid), bar_with_error (mean ± std against a prediction)
     search        optimization_history, parallel_coordinates, importance_bars (a study's trial rows)
+    studies       a stored study through optuna.visualization in the house style: history, intermediate,
+                  timeline, slice_plot, contour, edf, parallel (log axes 1-2-5), importances, pareto;
+                  trial_at (the trial a clicked point is)
     architecture  architecture_diagram (drawn by diagram), param_breakdown
     diagram       the block diagram of a ModelConfig, its boxes sized to hold their text
     timelapse     timelapse_figure: a run's attention snapshots on a z_slider, step by step

@@ -32,6 +32,7 @@ from explorer.search import (
 )
 from explorer.search.confirm import best_configurations, check_counts, run_confirm
 from explorer.search.ray_cluster import ENV_ADDRESS, RayExecutor, RayUnavailable
+from explorer.search.studies import claim
 from explorer.search.study import counts, pareto
 
 
@@ -86,6 +87,7 @@ class SearchJob(Job):
         if confirm is not None and not best_configurations(self.study, 1):
             raise ValueError("no trial of this search has completed yet: run the search first, then rerun "
                              "its best over seeds")
+        claim(self.study, owner)        # a study it creates is the owner's: only they may delete it
         super().__init__()
         self._executor, self._where = None, ""
         self._started: float | None = None
