@@ -127,3 +127,13 @@ def test_a_two_objective_studys_csv_has_a_column_per_objective():
     study = pareto(trials=3)
     header = studies.trials_csv(study).splitlines()[0].split(",")
     assert header[:4] == ["number", "state", "val_exact", "params"]
+
+
+def test_a_study_the_search_made_with_two_metrics_is_listed_under_their_names(storage):
+    from explorer.search.study import SearchSpec, open_study   # the searching side, as the CLI makes it
+    spec = SearchSpec(space=("lr=1e-4:1e-2:log",), metrics=("val_exact", "params:min"), storage=storage,
+                      study="two-metrics")
+    open_study(spec)
+    listed = studies.list_studies(storage=storage)
+    assert [(s.name, s.metrics, s.directions) for s in listed] == [
+        ("two-metrics", ("val_exact", "params"), ("maximize", "minimize"))]
