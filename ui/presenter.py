@@ -157,6 +157,12 @@ def _follow(widget: str, key: str, param: str) -> None:
         st.query_params[param] = "1"
     elif param in st.query_params:
         del st.query_params[param]
+    st.rerun()   # the whole page: a toggle drawn in a fragment would otherwise restyle nothing outside it
+
+
+def redraw_toggles() -> None:
+    """A fragment that draws the toggles reruns alone: they are drawn again in it (`toggles` draws once a run)."""
+    st.session_state[_DRAWN] = False
 
 
 def toggles() -> None:
