@@ -26,6 +26,9 @@ ROUTE = "explorer_route"            # the sticky cookie deploy/nginx.conf hands 
 UPSTREAM = "X-Explorer-Upstream"    # the header naming the app server that answered
 _SERVERS = re.compile(r"(# BEGIN app servers\n).*?(\s*# END app servers)", re.S)
 _LISTEN = re.compile(r"^(\s*)listen [^;]+;", re.M)
+# A line of the `explorer` log format; upstream lists every server tried ("A:1, B:2" after a failover).
+_LOG = re.compile(r'"(?P<request>[^"]*)" (?P<status>\d+) route=(?P<route>\S+) upstream=(?P<upstream>.*?) '
+                  r'upstream_status=(?P<upstream_status>.*)$')
 
 
 def render_nginx(listen: int, ports: list[int], text: str | None = None) -> str:
@@ -118,12 +121,8 @@ class Nginx:
 
     def access_log(self) -> list[dict[str, str]]:
         """The access log's lines as {request, route, upstream, ...} (deploy/nginx.conf's `explorer` format)."""
-        rows = []
-        for line in (self.prefix / "logs" / "access.log").read_text().splitlines():
-            fields = dict(re.findall(r"(\w+)=(\S+)", line))
-            fields["request"] = line.split('"')[1] if '"' in line else ""
-            rows.append(fields)
-        return rows
+        return [match.groupdict() for line in (self.prefix / "logs" / "access.log").read_text().splitlines()
+                if (match := _LOG.search(line))]
 
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:

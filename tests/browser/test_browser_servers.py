@@ -7,6 +7,8 @@ other, where they keep their seat, their step and their lock (who: the owner coo
 The servers share one EXPLORER_RUNS_DIR (the rooms' SQLite file is there); `shared_env` is the one place
 that says how they share, so a database URL and runs folders of their own replace it in one line."""
 
+import time
+
 import pytest
 
 from tests.browser import rooms
@@ -45,6 +47,18 @@ def served_by(page) -> str:
     header = page.evaluate("() => fetch('/_stcore/health', {cache: 'no-store'})"
                            ".then(r => r.headers.get('X-Explorer-Upstream'))")
     return header.split(",")[-1].strip()
+
+
+def wait_reconnected(proxy, route: str, since: int, address: str, seconds: float = 60) -> None:
+    """Until the tab of `route` asked for the host's config again (what the frontend does before it opens a new
+    WebSocket), answered by the server at `address`: an access log line after the first `since`."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if any(row.get("route") == route and "host-config" in row["request"] and row["upstream"].endswith(address)
+               for row in proxy.access_log()[since:]):
+            return
+        time.sleep(0.2)
+    pytest.fail(f"the tab of {route} did not reconnect to {address} within {seconds:.0f} s")
 
 
 def on_step(page, k: int) -> None:
@@ -107,10 +121,9 @@ def test_through_nginx_tabs_stick_and_a_killed_server_s_tabs_continue_on_the_oth
             assert {row["upstream"] for row in before if row.get("route") == route} == {address}, route
 
         doomed.kill()
-        moved = [teacher, students[0], students[2]]
-        for page in moved:   # Streamlit's frontend reconnects by itself, through nginx, to the other server
-            page.wait_for_selector("[data-testid=stApp]:not([data-test-connection-state=CONNECTED])",
-                                   timeout=30_000)
+        for route, address in zip(routes, where):   # Streamlit's frontend reconnects by itself, through nginx
+            if address == doomed.address:
+                wait_reconnected(proxy, route, len(before), survivor.address)
         for page in [teacher, *students]:
             page.wait_for_selector(READY, timeout=TIMEOUT_MS)
             wait_rendered(page)
