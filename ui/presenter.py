@@ -197,6 +197,11 @@ def menu() -> None:
             toggles()
 
 
+def modes() -> tuple[bool, bool]:
+    """(presenter view, dark charts): what `style` restyles a figure for."""
+    return on(), dark() or _viewer_dark()
+
+
 def style(fig: go.Figure, max_height: float | None = None) -> go.Figure:
     """`fig` for the current modes (explorer.figures.projector.for_projector); `fig` itself in neither.
     `max_height` caps the figure in presenter mode, where it must fit the screen beside a lesson's text."""
@@ -212,4 +217,4 @@ def chart_config(base: dict | None = None) -> dict:
 
 
 __all__ = ["PRESENT", "DARK", "PRESENT_TOGGLE", "DARK_TOGGLE", "PRESENT_ON", "DARK_ON", "MENU", "CSS_MARK",
-           "DARK_BG", "on", "dark", "css", "apply", "toggles", "display_menu", "menu", "style", "chart_config"]
+           "DARK_BG", "on", "dark", "css", "apply", "toggles", "display_menu", "menu", "modes", "style", "chart_config"]
