@@ -102,6 +102,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
     tmp = Path(tempfile.mkdtemp(prefix="explorer-follow-bench-"))
     with ExitStack() as stack:
         url, pids = servers(stack, tmp, args.servers)
+        (tmp / "runs").mkdir(exist_ok=True)
         rooms = Rooms(tmp / "runs" / "rooms.sqlite")
         code = rooms.create(LESSON, 0, TEACHER)
         trainers = start_training(url, args.training, args.train_steps)
