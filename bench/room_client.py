@@ -31,9 +31,10 @@ def now_ms() -> float:
 
 
 class Student(threading.Thread):
-    def __init__(self, url: str, token: str, query: str, page: str = "lessons") -> None:
+    def __init__(self, url: str, token: str, query: str, page: str = "lessons", cookies: str = "") -> None:
         super().__init__(daemon=True, name=f"student-{token[:6]}")
         self.url, self.token, self.query, self.page = url, token, query, page
+        self.cookies = f"{COOKIE}={token}" + (f"; {cookies}" if cookies else "")   # e.g. nginx's route cookie
         self.titles: dict[str, float] = {}      # st.title text -> when it first arrived
         self.result: float | None = None        # when a lesson_result block first arrived
         self.errors: list[str] = []             # exceptions the server sent, and a lost connection
@@ -130,7 +131,7 @@ class Student(threading.Thread):
         host = self.url.split("//", 1)[1]
         try:
             with connect(f"ws://{host}/_stcore/stream", subprotocols=["streamlit"], origin=self.url,
-                         additional_headers={"Cookie": f"{COOKIE}={self.token}"}, max_size=None) as ws:
+                         additional_headers={"Cookie": self.cookies}, max_size=None) as ws:
                 self._ws = ws
                 self._rerun()
                 while not self._closing.is_set():

@@ -1,14 +1,18 @@
 """How fast a room's students follow the teacher, the server alone: no browser on the bench machine.
 
     python bench/room_follow.py [--students 30] [--moves 8] [--training 2] [--nice 10,0] [--pairs 2]
+                                [--reveals 0] [--servers 1]
 
 One `streamlit run app.py` per setting of EXPLORER_JOB_NICE (the training jobs' CPU priority,
-explorer/jobs/slots.py), in turn, `--pairs` times (A B A B: a shared machine's load drifts). Each server gets
-`--training` protocol tabs that start a run on the Train page, then `--students` protocol students
-(bench/room_client.py) on `lessons?room=CODE`; the teacher moves the room through the library
-(`Rooms.move`, what the teacher's Next writes) every 3 s through module6's steps 2-4. Measured per
-student and move: from the move to the new step's title received by the student (a browser paints
-it some tens of ms later), and the server's CPU seconds (training included). Nothing is asserted.
+explorer/jobs/slots.py), in turn, `--pairs` times (A B A B: a shared machine's load drifts); with `--servers K`,
+K of them sharing one runs folder (the rooms' database) behind Debian's nginx with deploy/nginx.conf, each
+student with a route cookie of its own. Each setting gets `--training` protocol tabs that start a run on the
+Train page (on the first server), then `--students` protocol students (bench/room_client.py) on
+`lessons?room=CODE`; the teacher moves the room through the library (`Rooms.move`, what the teacher's Next
+writes) every 3 s through module6's steps 2-4, then reveals step 2's question `--reveals` times (`Rooms.reveal`,
+then `ask_again` to clear it for the next). Measured per student: from the move to the new step's title
+received by the student (a browser paints it some tens of ms later), from the reveal to the answer's block;
+per event, the servers' CPU seconds (training included) and their reruns (full and fragment). Nothing is asserted.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import ExitStack
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,14 +31,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.room_client import Student, now_ms  # noqa: E402
 from bench.room_load import cpu_s, load, summary  # noqa: E402
-from tests.browser.helpers import (  # noqa: E402
-    process_family,
-    server_pid,
-    streamlit_server,  # noqa: E402
-)
+from tests.browser.cluster import ROUTE, AppServer, Nginx  # noqa: E402
+from tests.browser.helpers import process_family  # noqa: E402
 
-LESSON, STEPS = "module6", (1, 2, 3)   # 0-based: steps 2-4, a question and two views
+LESSON, STEPS, QUESTION = "module6", (1, 2, 3), 1   # 0-based: steps 2-4, a question and two views
 TRAIN_QUERY = "train_steps={steps}&train_seed={seed}"
+TEACHER = "bench-teacher-owner-id"   # the teacher browser's owner id: the room knows it by its hash
 
 
 def start_training(url: str, n: int, steps: int) -> list[Student]:
@@ -48,49 +51,122 @@ def start_training(url: str, n: int, steps: int) -> list[Student]:
     return trainers
 
 
+def servers(stack: ExitStack, tmp: Path, n: int) -> tuple[str, list[int]]:
+    """n app servers on one runs folder (behind nginx when n > 1): the students' URL and the servers' pids."""
+    apps = [AppServer(tmp / f"app{i}", {"EXPLORER_RUNS_DIR": str(tmp / "runs")}) for i in range(n)]
+    for app in apps:
+        app.tmp.mkdir(parents=True)
+        stack.callback(app.stop)
+        app.start()
+    if n == 1:
+        return apps[0].url, [apps[0].pid]
+    proxy = Nginx(tmp / "nginx", [app.port for app in apps]).start()
+    stack.callback(proxy.stop)
+    return proxy.url, [app.pid for app in apps]
+
+
+class Meter:
+    """The servers' CPU seconds and the students' reruns over one event."""
+
+    def __init__(self, pids: list[int], students: list[Student]) -> None:
+        self.pids, self.students = pids, students
+
+    def _cpu(self) -> float:
+        return sum(cpu_s(process_family(p)) for p in self.pids)
+
+    def __enter__(self):
+        self.cpu = self.start = self._cpu()
+        self.runs = sum(s.runs for s in self.students), sum(s.full_runs for s in self.students)
+        return self
+
+    def arrived(self) -> None:
+        """The CPU seconds until every student had it (the issue's measure; the reruns' tail comes after)."""
+        self.until_arrival = self._cpu() - self.start
+
+    def __exit__(self, *exc) -> None:
+        self.cpu = self._cpu() - self.cpu
+        self.runs = (sum(s.runs for s in self.students) - self.runs[0],
+                     sum(s.full_runs for s in self.students) - self.runs[1])
+
+
+def wait_all(students: list[Student], arrived, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not all(arrived(s) for s in students):
+        time.sleep(0.02)
+
+
 def one_server(nice: int, args, titles: list[str]) -> dict:
     from explorer.rooms import Rooms
 
     os.environ["EXPLORER_JOB_NICE"] = str(nice)
     tmp = Path(tempfile.mkdtemp(prefix="explorer-follow-bench-"))
-    with streamlit_server(tmp) as url:
-        pid = server_pid(url)
+    with ExitStack() as stack:
+        url, pids = servers(stack, tmp, args.servers)
         (tmp / "runs").mkdir(exist_ok=True)
         rooms = Rooms(tmp / "runs" / "rooms.sqlite")
-        teacher = "bench-teacher-owner-id"   # the teacher browser's owner id: the room knows it by its hash
-        code = rooms.create(LESSON, 0, teacher)
+        code = rooms.create(LESSON, 0, TEACHER)
         trainers = start_training(url, args.training, args.train_steps)
-        students = [Student(url, f"bench-follow-{code}-{i:04d}-xxxxx", f"room={code}") for i in range(args.students)]
+        students = [Student(url, f"bench-follow-{code}-{i:04d}-xxxxx", f"room={code}",
+                            cookies=f"{ROUTE}=bench-{i:04d}" if args.servers > 1 else "")
+                    for i in range(args.students)]
         for s in students:
             s.start()
         seated = sum(s.wait_rendered(90) for s in students)
-        time.sleep(3)   # at rest: the class waits for the teacher
-        follow, cpus = [], []
-        for m in range(args.moves):
-            step = STEPS[m % len(STEPS)]
+        time.sleep(2)
+        with Meter(pids, students) as rest:   # at rest: the class waits for the teacher, polling
+            time.sleep(5)
+        follow, reveal, events = [], [], {"move": [], "reveal": []}
+        for m in range(args.moves + args.reveals):
+            step = STEPS[m % len(STEPS)] if m < args.moves else QUESTION
+            if m >= args.moves and rooms.state(code).step != QUESTION:
+                rooms.move(code, TEACHER, LESSON, QUESTION)
+                wait_all(students, lambda s: titles[QUESTION] in s.titles)
+                time.sleep(2)
             for s in students:
                 s.titles.pop(titles[step], None)
-            before, moved = cpu_s(process_family(pid)), now_ms()
-            rooms.move(code, teacher, LESSON, step)
-            deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not all(titles[step] in s.titles for s in students):
-                time.sleep(0.02)
-            follow += [None if titles[step] not in s.titles else (s.titles[titles[step]] - moved) / 1000
-                       for s in students]
-            cpus.append(cpu_s(process_family(pid)) - before)
-            time.sleep(3)
+                s.result = None
+            with Meter(pids, students) as meter:
+                start = now_ms()
+                if m < args.moves:
+                    rooms.move(code, TEACHER, LESSON, step)
+                    wait_all(students, lambda s, want=titles[step]: want in s.titles)
+                    meter.arrived()
+                    follow += [None if titles[step] not in s.titles else (s.titles[titles[step]] - start) / 1000
+                               for s in students]
+                else:
+                    rooms.reveal(code, TEACHER, LESSON, QUESTION)
+                    wait_all(students, lambda s: s.result is not None)
+                    meter.arrived()
+                    reveal += [None if s.result is None else (s.result - start) / 1000 for s in students]
+                time.sleep(1.5)   # the reruns' tail, and one more poll each, inside the window
+            events["move" if m < args.moves else "reveal"].append((meter.until_arrival, meter.cpu, *meter.runs))
+            if m >= args.moves:
+                rooms.ask_again(code, TEACHER, LESSON, QUESTION)
+            time.sleep(1.5)
         errors = [e for s in [*students, *trainers] for e in s.errors]
         training = [t.runs for t in trainers]   # a training tab's poll reruns about once a second while it trains
         for s in [*students, *trainers]:
             s.close()
-    return dict(nice=nice, follow=follow, cpu=statistics.median(cpus), seated=seated, errors=errors,
-                load=load(), training=training)
+    return dict(nice=nice, follow=follow, reveal=reveal, events=events, seated=seated, errors=errors,
+                load=load(), training=training, rest=(rest.cpu / 5, rest.runs[0] / 5))
+
+
+def per_event(events: list[tuple[float, float, int, int]], n: int) -> str:
+    """Medians over the events: CPU until every student had it, CPU with the 1.5 s after, the reruns."""
+    if not events:
+        return "none"
+    upto, cpu = (statistics.median(e[i] for e in events) for i in (0, 1))
+    runs, full = (statistics.median(e[i] for e in events) for i in (2, 3))
+    return (f"server CPU-s {upto:.2f} until all had it ({1000 * upto / max(n, 1):.1f} ms a student), {cpu:.2f} "
+            f"with the 1.5 s after; reruns {runs:.0f}, of them full {full:.0f}")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--students", type=int, default=30)
     ap.add_argument("--moves", type=int, default=8)
+    ap.add_argument("--reveals", type=int, default=0, help="reveals of step 2's question after the moves")
+    ap.add_argument("--servers", type=int, default=1, help="app servers behind nginx (deploy/nginx.conf)")
     ap.add_argument("--training", type=int, default=2, help="training jobs on the server (the two slots)")
     ap.add_argument("--train-steps", type=int, default=4000, help="within the Train page's 10-minute limit")
     ap.add_argument("--nice", default="10,0", help="EXPLORER_JOB_NICE values to compare, in turn")
@@ -100,16 +176,19 @@ def main() -> None:
 
     titles = [s.title for s in LESSONS[LESSON].steps]
     nices = [int(v) for v in args.nice.split(",")]
-    print(f"cores={os.cpu_count()} load {load()}; {args.students} students, {args.moves} moves, "
-          f"{args.training} training jobs, nice {nices} x {args.pairs}", flush=True)
+    print(f"cores={os.cpu_count()} load {load()}; {args.students} students, {args.moves} moves, {args.reveals} "
+          f"reveals, {args.servers} server(s), {args.training} training jobs, nice {nices} x {args.pairs}", flush=True)
     results = []
     for _ in range(args.pairs):
         for nice in nices:
             got = one_server(nice, args, titles)
             results.append(got)
-            print(f"nice {nice}: follow {summary(got['follow'])}; server CPU-s per move {got['cpu']:.2f}; "
-                  f"seated {got['seated']}; training tabs' reruns {got['training']}; load {got['load']}; "
-                  f"errors {got['errors'][:3]}", flush=True)
+            print(f"nice {nice}: follow {summary(got['follow'])}; a move: "
+                  f"{per_event(got['events']['move'], args.students)}"
+                  f"\n  reveal {summary(got['reveal']) if got['reveal'] else '-'}; a reveal: "
+                  f"{per_event(got['events']['reveal'], args.students)}\n  seated {got['seated']}; training tabs' "
+                  f"reruns {got['training']}; at rest {got['rest'][0]:.3f} CPU-s/s over {got['rest'][1]:.1f} polls/s; "
+                  f"load {got['load']}; errors {got['errors'][:3]}", flush=True)
     for nice in nices:
         mine = [r for r in results if r["nice"] == nice]
         print(f"\nnice {nice}, all servers: follow {summary([t for r in mine for t in r['follow']])}")

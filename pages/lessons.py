@@ -134,7 +134,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
     lesson_nav.say_problem()
     if student:
         room.student_bar(seat)
-        room.follow(seat)
+        room.follow(seat, room.STEP)
     elif seat is not None:
         room.teacher_bar(seat, lesson, index)
         if not presenter.on():
@@ -172,9 +172,26 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
 def paused(seat: room.Seat) -> None:
     """A student's screen while the teacher pauses the room: nothing but where to look."""
     room.student_bar(seat)
-    room.follow(seat)
+    room.follow(seat, room.STEP)
     st.title("Eyes on the teacher", anchor=False)
     st.markdown(":material/visibility: The teacher has paused the lesson. Your screen comes back by itself.")
+
+
+def student() -> None:
+    """A student's screen: the step in a fragment that the room's poll reruns alone when the room moves
+    (ui/room.py `follow`), so a move costs the server the step, not the page around it (the menu, the sidebar;
+    bench/README.md, "A follow that costs the server little")."""
+
+    def step() -> None:
+        seat = room.seat()   # read again: a poll's rerun of this fragment is the room's news
+        if seat is None or seat.teacher:   # the room ended, or this device teaches now: the whole page changes
+            st.rerun()
+        presenter.redraw_toggles()
+        lesson, index = room.follow_teacher(seat, seat.lesson(), seat.state.step)
+        show_step(lesson, index, seat)
+
+    with st.container():   # alone in its container, as ui/frame.py `live_fragment` explains
+        st.fragment(key=room.STEP)(step)()
 
 
 def main() -> None:
@@ -185,6 +202,9 @@ def main() -> None:
     if lesson is not None and st.query_params.get(room.TEACH) == "1":
         room.open_room(lesson, index)
     seat = room.seat()
+    if seat is not None and not seat.teacher:
+        student()
+        return
     if seat is not None:
         lesson, index = room.follow_teacher(seat, lesson or seat.lesson(), index if lesson else seat.state.step)
     if lesson is None:

@@ -13,7 +13,9 @@ from collections.abc import Callable
 from contextlib import contextmanager
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 
 APP_RUNNING = "_app_running"   # True while app.py runs the selected page
 
@@ -60,3 +62,20 @@ def live_fragment(draw: Callable[[], None], every: float | None) -> None:
             st.fragment(still)()
         else:
             st.fragment(run_every=every)(polling)()
+
+
+def rerun_fragment(key: str) -> None:
+    """Rerun only the fragment drawn with `st.fragment(key=key)` (the rest of the page stays as it is), from
+    the body of another fragment, such as a poll nested in it. Streamlit 1.67 names a fragment by key only in
+    a widget's callback (`st.rerun(key)`), so this queues the same request its `st.rerun` would; if the key is
+    unknown (the fragment is not on the page) the whole page reruns."""
+    ctx = get_script_run_ctx()
+    try:
+        ids = ctx.fragment_storage.resolve_target(key)
+    except (AttributeError, StreamlitAPIException):
+        st.rerun()
+    ctx.script_requests.request_rerun(RerunData(
+        query_string=ctx.query_string, page_script_hash=ctx.page_script_hash, fragment_id_queue=ids,
+        is_fragment_scoped_rerun=True, cached_message_hashes=ctx.cached_message_hashes,
+        context_info=ctx.context_info))
+    st.empty()   # a yield point: the runner stops this run here and starts the requested one

@@ -280,7 +280,7 @@ def draw(view: View, key: str, text: str = "") -> None:
     """A step's view or a reveal's: the figure first (a projector shows it without scrolling), its
     caption, then `text`, a table, a note and a seed check."""
     if view.figure is not None:
-        widgets.chart(view.figure, key=key, fit=PROJECTOR_FIGURE_PX)
+        widgets.chart(view.figure, key=key, fit=PROJECTOR_FIGURE_PX, shared=True)   # cached, never edited
     if view.caption:
         st.caption(view.caption)
     if text:

@@ -157,6 +157,12 @@ def _follow(widget: str, key: str, param: str) -> None:
         st.query_params[param] = "1"
     elif param in st.query_params:
         del st.query_params[param]
+    st.rerun()   # the whole page: a toggle drawn in a fragment would otherwise restyle nothing outside it
+
+
+def redraw_toggles() -> None:
+    """A fragment that draws the toggles reruns alone: they are drawn again in it (`toggles` draws once a run)."""
+    st.session_state[_DRAWN] = False
 
 
 def toggles() -> None:
@@ -191,6 +197,11 @@ def menu() -> None:
             toggles()
 
 
+def modes() -> tuple[bool, bool]:
+    """(presenter view, dark charts): what `style` restyles a figure for."""
+    return on(), dark() or _viewer_dark()
+
+
 def style(fig: go.Figure, max_height: float | None = None) -> go.Figure:
     """`fig` for the current modes (explorer.figures.projector.for_projector); `fig` itself in neither.
     `max_height` caps the figure in presenter mode, where it must fit the screen beside a lesson's text."""
@@ -206,4 +217,4 @@ def chart_config(base: dict | None = None) -> dict:
 
 
 __all__ = ["PRESENT", "DARK", "PRESENT_TOGGLE", "DARK_TOGGLE", "PRESENT_ON", "DARK_ON", "MENU", "CSS_MARK",
-           "DARK_BG", "on", "dark", "css", "apply", "toggles", "display_menu", "menu", "style", "chart_config"]
+           "DARK_BG", "on", "dark", "css", "apply", "toggles", "display_menu", "menu", "modes", "style", "chart_config"]

@@ -13,13 +13,15 @@ device of the teacher's joins with a PIN, shown on request under *Another device
 view) and typed under *I'm the teacher* on that device. An old link's `key=` is dropped: it is a student's.
 
 A student's seat is a hash of this browser's owner token too, so a closed and reopened tab finds its
-prediction again. Students poll the room's version once a second and rerun only when it moved.
+prediction again. Students poll the room's version about once a second (each session at its own pace, so a
+class's polls spread out) and, when it moved, rerun only the step's fragment (pages/lessons.py `student`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import random
 import time
 from dataclasses import dataclass
 
@@ -31,7 +33,7 @@ from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms
 from explorer.store.database import DatabaseUrlError, database_url, rooms_url
 from explorer.store.runs import safe_name
 from ui import owner, presenter
-from ui.frame import live_fragment
+from ui.frame import live_fragment, rerun_fragment
 from ui.room_invite import invite_menu
 
 ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
@@ -53,6 +55,9 @@ PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 SHOWN_PIN = "_room_pin_shown"   # (room, PIN, expiry) the teacher asked for, shown in this session only
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
 POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
+POLL_SPREAD = 0.2            # a student's poll is POLL_S less up to this share, fixed per session: staggered
+PACE = "_room_poll_s"        # this session's poll interval
+STEP = "room_step"           # the key of the fragment a student's step is drawn in: the poll reruns it alone
 
 
 @st.cache_resource(show_spinner=False)
@@ -314,15 +319,24 @@ def left(deadline: float | None) -> str:
     return "time is up" if seconds <= 0 else f"{whole // 60}:{whole % 60:02d} left"
 
 
-def follow(seat: Seat) -> None:
+def poll_s() -> float:
+    """This session's poll interval: 30 students moved together do not poll together ever after."""
+    return st.session_state.setdefault(PACE, POLL_S * (1 - POLL_SPREAD * random.random()))
+
+
+def follow(seat: Seat, fragment: str | None = None) -> None:
     """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room; and
-    once when the teacher's countdown runs out (its Lock closes). The time left is shown here."""
+    once when the teacher's countdown runs out (its Lock closes). The time left is shown here. With
+    `fragment`, only the fragment of that key reruns (the step); otherwise the page. The poll itself reads
+    one row (`Rooms.version`) and draws at most the clock."""
     deadline = seat.state.deadline
 
     def check() -> None:
         version = rooms().version(seat.code)
         if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
-            st.rerun()
+            if fragment is None:
+                st.rerun()
+            rerun_fragment(fragment)
         if deadline is not None and not seat.teacher:
             with st.container(key=CLOCK):
                 st.markdown(":material/timer: **Time is up**: predictions are closed" if time.time() > deadline
@@ -330,7 +344,7 @@ def follow(seat: Seat) -> None:
 
     seat_time = time.time()   # when this run drew the page: a rerun is due if the deadline falls after it
 
-    live_fragment(check, POLL_S)
+    live_fragment(check, poll_s())
 
 
 def _rename(seat: Seat) -> None:

@@ -4,6 +4,8 @@ formatting helpers. Each is defined once here and reused, never copied."""
 from __future__ import annotations
 
 import contextlib
+import threading
+from collections import OrderedDict
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -47,17 +49,47 @@ TASK_BLURBS = {"reversal": "reverse a sequence", "copy": "copy a sequence", "sor
 
 
 # ----------------------------------------------------------------------------------- helpers
-def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, **kwargs):
+def _restyled(fig: go.Figure, fit: float | None) -> go.Figure:
+    """`fig` with a long title in lines a phone's chart holds (a projected chart's column is wider), restyled
+    for the modes (ui/presenter.py)."""
+    shown, present = fig, presenter.on()
+    if not is_drawing(fig):
+        shown = fit_title(fig, PRESENT_TITLE_FIT_PX if present else TITLE_FIT_PX, TITLE_PX if present else 0)
+    return presenter.style(shown, fit)
+
+
+_SHARED_STYLED: OrderedDict[tuple, tuple[go.Figure, go.Figure]] = OrderedDict()
+_SHARED_GUARD = threading.Lock()
+MAX_SHARED_STYLED = 64
+
+
+def _shared_restyled(fig: go.Figure, fit: float | None) -> go.Figure:
+    """`_restyled` of a figure every session shares and nobody edits (a cached step view or reveal), made once
+    per mode: its copy for a long title cost each student's follow 15 ms (bench/README.md, "A follow that
+    costs the server little"). The entry holds `fig`, so its id names no other figure while it is kept."""
+    key = (id(fig), fit, presenter.modes())
+    with _SHARED_GUARD:
+        hit = _SHARED_STYLED.get(key)
+        if hit is not None and hit[0] is fig:
+            _SHARED_STYLED.move_to_end(key)
+            return hit[1]
+    styled = _restyled(fig, fit)
+    with _SHARED_GUARD:
+        _SHARED_STYLED[key] = (fig, styled)
+        while len(_SHARED_STYLED) > MAX_SHARED_STYLED:
+            _SHARED_STYLED.popitem(last=False)
+    return styled
+
+
+def chart(fig: go.Figure, key: str | None = None, fit: float | None = None, shared: bool = False, **kwargs):
     """Draw a figure as explorer.figures built it (fixed colour scales, no theme), restyled for presenter
     mode and the dark theme (ui/presenter.py), a long title in lines; `fit` caps its height in presenter
     mode. A diagram keeps its own size, so its text stays in its boxes on a phone too. PNG and SVG downloads
-    at presentation size sit under it (ui/exports.py)."""
+    at presentation size sit under it (ui/exports.py). `shared`: the figure is shared and never edited (a
+    cached view), so its restyled copy is kept for the next session too."""
     name = exports.slug(fig.layout.title.text or key or "")
     config = {**CHART_CONFIG, "toImageButtonOptions": exports.image_options(fig, name)}
-    shown, present = fig, presenter.on()
-    if not is_drawing(fig):  # a long title in lines a phone's chart holds (a projected chart's column is wider)
-        shown = fit_title(fig, PRESENT_TITLE_FIT_PX if present else TITLE_FIT_PX, TITLE_PX if present else 0)
-    styled = presenter.style(shown, fit)
+    styled = _shared_restyled(fig, fit) if shared else _restyled(fig, fit)
     drawing = is_drawing(styled)   # at its own size, scrolled sideways in its container if wider
     box, box_key = _box(key or name)
     with box:   # the chart and its words for a screen reader (ui/a11y.py links them)

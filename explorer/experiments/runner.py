@@ -41,6 +41,7 @@ from explorer.analysis.evidence import Evidence
 from explorer.experiments.base import Context, Experiment, ProgressFn, Result, Stopped
 from explorer.experiments.registry import EXPERIMENTS
 from explorer.limits import check_values
+from explorer.store.atomic import atomic_write, write_text
 from explorer.store.runs import runs_dir
 
 CODE_VERSION = 2   # bump when a change anywhere makes every cached result wrong (2: verdicts over seeds)
@@ -197,7 +198,7 @@ def save_csv(result: Result, folder: str | Path) -> list[Path]:
     paths, types = [], {}
     for key, df in _frames(result).items():
         path = folder / f"{key}.csv"
-        df.to_csv(path, index=False)
+        atomic_write(path, lambda tmp, df=df: df.to_csv(tmp, index=False))
         paths.append(path)
         types[key] = {c: _kind(df[c].dtype) for c in df.columns}
     meta = {"name": result.name, "params": result.params, "verdict": result.verdict, "holds": result.holds,
@@ -206,7 +207,7 @@ def save_csv(result: Result, folder: str | Path) -> list[Path]:
             "partial": result.partial, "code_version": CODE_VERSION,
             "version": experiment(result.name).version, "frames": types,
             "created": datetime.now(UTC).isoformat(timespec="seconds")}
-    (folder / RESULT_FILE).write_text(json.dumps(meta, indent=1))
+    write_text(folder / RESULT_FILE, json.dumps(meta, indent=1))
     return [*paths, folder / RESULT_FILE]
 
 

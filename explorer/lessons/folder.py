@@ -16,6 +16,7 @@ from pathlib import Path
 
 from explorer.lessons.base import Lesson
 from explorer.lessons.files import MAX_BYTES, LessonFileError, parse_lesson
+from explorer.store.atomic import write_bytes
 from explorer.store.runs import runs_dir
 
 ENV = "EXPLORER_LESSONS_DIR"
@@ -98,12 +99,6 @@ def owner_hash(owner: str) -> str:
     return hashlib.sha256(f"explorer-lesson-owner:{owner}".encode()).hexdigest()
 
 
-def _atomic_write(path: Path, data: bytes) -> None:
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    tmp.write_bytes(data)
-    os.replace(tmp, path)
-
-
 def save_lesson(data: bytes, owner: str, name: str = "upload.toml") -> Lesson:
     """Check an uploaded file and keep it as `ID.toml`, owned by `owner` (a visitor's owner id).
     LessonFileError (one line) when it is not valid; ValueError when the id is another owner's."""
@@ -115,8 +110,8 @@ def save_lesson(data: bytes, owner: str, name: str = "upload.toml") -> Lesson:
     if elsewhere or theirs:
         raise ValueError(f"lesson {lesson.id} belongs to someone else: pick another id")
     folder.mkdir(parents=True, exist_ok=True)
-    _atomic_write(mark, owner_hash(owner).encode())
-    _atomic_write(target, data)
+    write_bytes(mark, owner_hash(owner).encode())
+    write_bytes(target, data)
     return lesson
 
 

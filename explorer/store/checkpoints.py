@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from pathlib import Path
 
 import pandas as pd
@@ -20,6 +19,7 @@ from torch import Tensor, nn
 
 from explorer.config import ModelConfig, param_count
 from explorer.model import build_model
+from explorer.store.atomic import atomic_write, write_text
 
 FORMAT_VERSION = 1
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -38,33 +38,14 @@ class CheckpointError(ValueError):
 # Saving
 # ---------------------------------------------------------------------------------------------
 
-def _fsync(path: Path) -> None:
-    with open(path, "rb") as f:
-        os.fsync(f.fileno())
-
-
-def _atomic_write(target: Path, write) -> None:
-    """write(tmp_path) fills a temp file beside target; it replaces target only once complete."""
-    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        os.chmod(tmp, 0o644)   # mkstemp makes 0600; checkpoints are shared files, readable like any other
-        _fsync(Path(tmp))
-        os.replace(tmp, target)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def save_checkpoint(directory, model: nn.Module, meta: dict) -> Path:
     """Write model.safetensors and meta.json into directory (created if needed); returns it."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     doc = {**meta, "format": FORMAT_VERSION, "model": model.cfg.to_dict()}
     text = json.dumps(doc, indent=2, allow_nan=True, default=_jsonable)
-    _atomic_write(directory / MODEL_FILE, lambda tmp: safetensors.torch.save_model(model, tmp))
-    _atomic_write(directory / META_FILE, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    atomic_write(directory / MODEL_FILE, lambda tmp: safetensors.torch.save_model(model, tmp))
+    write_text(directory / META_FILE, text)
     return directory
 
 
@@ -73,7 +54,7 @@ def write_meta(directory, meta: dict) -> None:
     weights and the model config are untouched): readers see the old file or the new one."""
     path = Path(directory) / META_FILE
     text = json.dumps(meta, indent=2, allow_nan=True, default=_jsonable)
-    _atomic_write(path, lambda tmp: Path(tmp).write_text(text, encoding="utf-8"))
+    write_text(path, text)
 
 
 def _jsonable(value):

@@ -21,6 +21,7 @@ import pandas as pd
 import safetensors.torch
 from torch import nn
 
+from explorer.store.atomic import atomic_write, write_text
 from explorer.store.checkpoints import HISTORY_FILE
 from explorer.tasks import Task
 from explorer.train_config import TrainConfig
@@ -37,10 +38,10 @@ def save_state(folder, state: TrainState) -> None:
     tensors = {f"{i}.{name}": value.detach().contiguous()
                for i, per_param in opt["state"].items() for name, value in per_param.items()}
     tensors[GENERATOR] = state.generator.get_state()
-    safetensors.torch.save_file(tensors, folder / STATE_FILE)
+    atomic_write(folder / STATE_FILE, lambda tmp: safetensors.torch.save_file(tensors, tmp))
     meta = {"step": state.step, "elapsed": state.elapsed, "layer_labels": list(state.layer_labels),
             "param_groups": opt["param_groups"]}
-    (folder / STATE_META).write_text(json.dumps(meta, indent=2), encoding="utf-8")
+    write_text(folder / STATE_META, json.dumps(meta, indent=2))
 
 
 def can_resume(folder) -> bool:

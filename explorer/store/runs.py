@@ -41,6 +41,7 @@ from torch import nn
 from explorer.inspect import blocks
 from explorer.limits import check_notes, check_tags
 from explorer.store import checkpoints
+from explorer.store.atomic import atomic_write
 from explorer.store.checkpoints import load_checkpoint, read_meta, save_checkpoint, write_meta
 from explorer.store.resume import load_state, save_state
 from explorer.store.snapshots import save_snapshots
@@ -184,7 +185,8 @@ def save_run(name: str, model: nn.Module, task_cfg, train_cfg, history: list[Ste
             "steps_per_second": _rate(steps, duration), "wall_seconds": wall,
             "created": datetime.now(UTC).isoformat(timespec="milliseconds")}
     try:
-        pd.DataFrame([r.to_row(labels) for r in history]).to_csv(path / METRICS_FILE, index=False)
+        frame = pd.DataFrame([r.to_row(labels) for r in history])
+        atomic_write(path / METRICS_FILE, lambda tmp: frame.to_csv(tmp, index=False))
         if state is not None:
             save_state(path, state)
         save_snapshots(path, [r.snapshot for r in history if r.snapshot is not None])  # heads over training

@@ -13,6 +13,7 @@ import torch
 
 from explorer.evaluation import AttentionSnapshot
 from explorer.store import checkpoints
+from explorer.store.atomic import atomic_write
 
 SNAPSHOTS_FILE = "snapshots.safetensors"
 WEIGHTS_FILE = "weights.safetensors"
@@ -34,9 +35,7 @@ def save_snapshots(directory, snaps: list[AttentionSnapshot]) -> Path | None:
                "patterns": torch.from_numpy(np.stack([s.pattern for s in snaps]).astype(np.float16))}  # (N, L, H, Q, K)
     meta = {"kind": snaps[0].kind, "q_labels": json.dumps(list(snaps[0].q_labels)),
             "k_labels": json.dumps(list(snaps[0].k_labels))}
-    safetensors.torch.save_file(tensors, str(path), metadata=meta)
-    path.chmod(0o644)   # a shared file, readable like the weights beside it
-    return path
+    return atomic_write(path, lambda tmp: safetensors.torch.save_file(tensors, tmp, metadata=meta))
 
 
 def save_weights(directory, steps: list[int], embeddings: torch.Tensor, norms: list[float]) -> Path:
@@ -44,12 +43,9 @@ def save_weights(directory, steps: list[int], embeddings: torch.Tensor, norms: l
     at each of `steps` (explorer.interpret.over_training.replay_snapshots keeps them for modular addition); the
     embeddings in float16, as the attention snapshots (enough for their spectrum, half the bytes)."""
     path = Path(directory) / WEIGHTS_FILE
-    tmp = path.with_name(f".{path.name}.tmp")
-    safetensors.torch.save_file({"steps": torch.tensor(steps, dtype=torch.int64), "embeddings": embeddings.half(),
-                                 "weight_norm": torch.tensor(norms, dtype=torch.float64)}, str(tmp))
-    tmp.chmod(0o644)
-    tmp.replace(path)
-    return path
+    tensors = {"steps": torch.tensor(steps, dtype=torch.int64), "embeddings": embeddings.half(),
+               "weight_norm": torch.tensor(norms, dtype=torch.float64)}
+    return atomic_write(path, lambda tmp: safetensors.torch.save_file(tensors, tmp))
 
 
 def load_weights(directory) -> dict[str, torch.Tensor] | None:

@@ -52,7 +52,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 90) -> None:
+def wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -67,11 +67,12 @@ def _wait_healthy(url: str, proc: subprocess.Popen, log: Path, seconds: float = 
 
 
 @contextmanager
-def streamlit_server(tmp: Path, port: int | None = None):
+def streamlit_server(tmp: Path, port: int | None = None, env: dict[str, str] | None = None):
     """`streamlit run app.py` on `port` (a free one by default), runs saved under tmp; yields its URL.
-    Started again with the same tmp and port, it is the same server restarted (its pages reconnect)."""
+    Started again with the same tmp and port, it is the same server restarted (its pages reconnect).
+    `env` overrides the process's environment (several servers share one EXPLORER_RUNS_DIR, or a database)."""
     port, log = port or free_port(), tmp / "streamlit.log"
-    env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs")}
+    env = {**os.environ, "EXPLORER_RUNS_DIR": str(tmp / "runs"), **(env or {})}
     cmd = [sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
            "--server.port", str(port), "--server.address", "127.0.0.1",
            "--browser.gatherUsageStats", "false"]
@@ -79,7 +80,7 @@ def streamlit_server(tmp: Path, port: int | None = None):
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT)
     try:
         url = f"http://127.0.0.1:{port}"
-        _wait_healthy(url, proc, log)
+        wait_healthy(url, proc, log)
         yield url
     finally:
         proc.terminate()

@@ -32,7 +32,7 @@ TASK = TaskConfig("copy", n_symbols=4, min_len=2, max_len=4, n_train=40, n_val=8
 CHILD = r"""
 import sys, time
 from pathlib import Path
-from explorer.store import checkpoints
+from explorer.store import atomic, checkpoints
 from explorer.config import ModelConfig
 from explorer.model import build_model
 from explorer.store.runs import save_run
@@ -46,18 +46,18 @@ train = TrainConfig(steps=1)
 save_run("old", build_model(cfg, seed=0), task.cfg, train, [])
 checkpoints.save_checkpoint(Path(sys.argv[1]) / "checkpoint", build_model(cfg, seed=0), {"version": "old"})
 
-atomic = checkpoints._atomic_write
+real = atomic.atomic_write
 def dying(target, write):
     if target.name != victim:
-        return atomic(target, write)
+        return real(target, write)
     def half(tmp):
         write(tmp)
         data = Path(tmp).read_bytes()
         Path(tmp).write_bytes(data[: len(data) // 2])
         print("HALF", flush=True)
         time.sleep(120)
-    return atomic(target, half)
-checkpoints._atomic_write = dying
+    return real(target, half)
+atomic.atomic_write = checkpoints.atomic_write = dying   # write_text calls atomic's
 
 new = build_model(cfg, seed=5)
 if what == "run":

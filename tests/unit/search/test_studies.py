@@ -130,7 +130,7 @@ def test_a_two_objective_studys_csv_has_a_column_per_objective():
 
 
 def test_a_study_the_search_made_with_two_metrics_is_listed_under_their_names(storage):
-    from explorer.search.study import SearchSpec, open_study   # the searching side, as the CLI makes it
+    from explorer.search.study import SearchSpec, open_study  # the searching side, as the CLI makes it
     spec = SearchSpec(space=("lr=1e-4:1e-2:log",), metrics=("val_exact", "params:min"), storage=storage,
                       study="two-metrics")
     open_study(spec)

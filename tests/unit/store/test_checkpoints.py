@@ -8,7 +8,7 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.store import checkpoints
+from explorer.store import atomic, checkpoints
 from explorer.store.checkpoints import (
     MAX_UPLOAD_BYTES,
     CheckpointError,
@@ -126,7 +126,7 @@ def test_an_interrupted_save_leaves_the_old_checkpoint(tmp_path, monkeypatch):
         assert path.exists()  # the temp file was written; now the machine "dies"
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(checkpoints, "_fsync", crash)
+    monkeypatch.setattr(atomic, "sync", crash)
     with pytest.raises(OSError, match="disk on fire"):
         save_checkpoint(tmp_path, trained_looking(cfg, seed=5), {"version": "new"})
     monkeypatch.undo()
