@@ -6,7 +6,18 @@ from explorer.lessons import LESSONS, all_lessons, find_lesson, lesson_version
 from explorer.lessons.files import MAX_BYTES
 from explorer.lessons.folder import delete_lesson, file_problems, owns, save_lesson
 from explorer.quoting import md_text
-from ui import frame, lesson_nav, lesson_question, menu, owner, presenter, room, room_dashboard, room_results
+from ui import (
+    frame,
+    lesson_nav,
+    lesson_question,
+    menu,
+    owner,
+    presenter,
+    room,
+    room_dashboard,
+    room_results,
+    room_teacher,
+)
 
 frame.require_app()  # a deep link on a fresh server: rerun through app.py
 
@@ -136,7 +147,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
         room.student_bar(seat)
         room.follow(seat, room.STEP)
     elif seat is not None:
-        room.teacher_bar(seat, lesson, index)
+        room_teacher.teacher_bar(seat, lesson, index)
         if not presenter.on():
             room_dashboard.dashboard(seat, lesson, index)
         if not seat.teaching:   # a read-only teacher tab shows where the room is, and follows it

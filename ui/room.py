@@ -29,12 +29,20 @@ import streamlit as st
 
 from explorer.lessons import Lesson, Question, find_lesson
 from explorer.quoting import md, md_text
-from explorer.rooms import MAX_NICKNAME, PIN_DIGITS, PIN_TTL_S, RoomError, Rooms, RoomState, new_id, sanitise_nickname
+from explorer.rooms import (
+    MAX_NICKNAME,
+    PIN_DIGITS,
+    DatabaseDown,
+    RoomError,
+    Rooms,
+    RoomState,
+    new_id,
+    sanitise_nickname,
+)
 from explorer.store.database import DatabaseUrlError, database_url, rooms_url
 from explorer.store.runs import safe_name
-from ui import owner, presenter
+from ui import owner
 from ui.frame import live_fragment, rerun_fragment
-from ui.room_invite import invite_menu
 
 ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
 OLD_KEY = "key"              # the teacher key old links carried: dropped from the address bar, ignored
@@ -42,6 +50,7 @@ CODE, COUNT, UNREACHABLE = "room_code", "room_count", "room_unreachable"   # ele
 DISTRIBUTION, END, TAKE_OVER, ALONE = "room_distribution", "room_end", "room_take_over", "room_alone"
 END_MENU = "room_end_menu"   # the popover End room opens: `END` inside it ends the room
 CLOCK = "room_clock"         # the countdown's time left on a student's screen
+RECONNECTING = "room_reconnecting"   # a poll's note while the database does not answer
 DEVICE, PIN_NEW = "room_device", "room_pin_new"             # the teacher's *Another device* popover, its button
 PIN, PIN_ENTER, I_TEACH = "room_pin", "room_pin_enter", "room_i_teach"   # typing the PIN on the other device
 NICKNAME = "room_nickname"
@@ -146,7 +155,38 @@ def open_room(lesson: Lesson, index: int) -> None:
 
 def seat() -> Seat | None:
     """The room the URL names, joined; None (after saying why, with a way to continue alone) when the
-    link names no room, a wrong one or one that has ended."""
+    link names no room, a wrong one or one that has ended. A database that does not answer (restarting)
+    stops the page at a note that tries again every second, and the page carries on once it answers."""
+    try:
+        return _seat()
+    except DatabaseDown as err:
+        _wait_for_database(md_text(err))
+        return None
+
+
+def _wait_for_database(text: str) -> None:
+    st.warning(f"{text}: this page tries again by itself every second.", icon=":material/cloud_off:")
+
+    def retry() -> None:
+        try:
+            rooms().version(st.query_params.get(ROOM, ""))
+        except DatabaseDown:
+            return
+        except RoomError:
+            pass   # it answers: a bad code or a closed room is said by the rerun
+        st.rerun()
+
+    live_fragment(retry, POLL_S)
+    st.stop()
+
+
+def reconnecting() -> None:
+    """What a poll draws while the database does not answer (a restart): it asks again next time."""
+    with st.container(key=RECONNECTING, width="content"):
+        st.caption(":material/cloud_off: Reconnecting to the room…")
+
+
+def _seat() -> Seat | None:
     problem = st.session_state.pop(PROBLEM, None)
     if problem:
         st.warning(problem, icon=":material/meeting_room:")
@@ -186,6 +226,8 @@ def seat() -> Seat | None:
     if st.session_state.get(JOINED) != state.code:   # once a session: a student's reruns write nothing
         try:
             rooms().join(state.code, member, st.query_params.get(NAME, ""))
+        except DatabaseDown:
+            raise
         except RoomError as err:
             _problem(md_text(err), state.lesson, state.step)
             return None
@@ -202,111 +244,6 @@ def follow_teacher(seat: Seat, lesson: Lesson, index: int) -> tuple[Lesson, int]
     if seat.teaching:
         return lesson, index
     return seat.lesson(), min(state.step, len(seat.lesson().steps) - 1)   # students, a read-only teacher tab
-
-
-# ----------------------------------------------------------------------------- the teacher's bar
-def _end(seat: Seat) -> None:
-    try:
-        rooms().end(seat.code, seat.teacher_id, tab_id())
-    except RoomError as err:
-        st.session_state[PROBLEM] = md_text(err)
-
-
-def _take_over(seat: Seat) -> None:
-    rooms().claim(seat.code, seat.teacher_id, tab_id(), take_over=True)
-
-
-def unchanged(key: str, drawn: bool) -> bool:
-    """A toggle's callback that would not change the room: Streamlit fires one for a toggle that reappears
-    (a tab that was read-only teaches again), and acting on it would only say "another tab teaches"."""
-    return bool(st.session_state[key]) == drawn
-
-
-def _show_distribution(seat: Seat) -> None:
-    if unchanged(DISTRIBUTION, seat.state.show_distribution):
-        return
-    try:
-        rooms().show_distribution(seat.code, seat.teacher_id, bool(st.session_state[DISTRIBUTION]), tab_id())
-    except RoomError as err:
-        st.session_state[PROBLEM] = md_text(err)
-
-
-def _new_pin(seat: Seat) -> None:
-    try:
-        pin = rooms().new_pin(seat.code, seat.teacher_id)
-    except RoomError as err:
-        st.session_state[PROBLEM] = md_text(err)
-        return
-    st.session_state[SHOWN_PIN] = (seat.code, pin, time.time() + PIN_TTL_S)
-
-
-def _another_device(seat: Seat) -> None:
-    """A PIN for the teacher's other device, on request: never drawn in presenter view (it is projected)."""
-    with st.popover("Another device", icon=":material/devices:", key=DEVICE,
-                    help="Teach this room from a phone or tablet too: a PIN to type there"):
-        st.markdown(f"On your other device, open the students' link, then *I'm the teacher*, and type the PIN "
-                    f"shown here. It works once, for {PIN_TTL_S / 60:.0f} minutes.")
-        shown = st.session_state.get(SHOWN_PIN)
-        if shown is not None and shown[0] == seat.code and time.time() < shown[2]:
-            pin, half = shown[1], PIN_DIGITS // 2
-            st.subheader(f"{pin[:half]} {pin[half:]}", anchor=False)
-        else:
-            shown = None   # none yet, another room's, or expired
-        st.button("New PIN" if shown else "Show a PIN", key=PIN_NEW, icon=":material/pin:", on_click=_new_pin,
-                  args=(seat,))
-
-
-def _end_menu(seat: Seat) -> None:
-    """End room asks first: its popover says what ending does, the button inside ends it."""
-    with st.popover("End room", icon=":material/logout:", key=END_MENU):
-        st.markdown(f"End room {seat.code} for everyone? Students go on alone from this step; nobody can join again.")
-        st.button("End the room for everyone", key=END, icon=":material/logout:", type="primary", on_click=_end,
-                  args=(seat,))
-
-
-def teacher_bar(seat: Seat, lesson: Lesson, index: int) -> None:
-    """The room's code, its invitation (link and QR code), the distribution toggle and, at the far end from
-    it, another device's PIN and End room; the live count below."""
-    with st.container(horizontal=True, vertical_alignment="center"):
-        with st.container(key=CODE, width="content"):
-            st.markdown(f":material/meeting_room: Room **{seat.code}**")
-        card = invite_menu(seat.code)
-        if seat.holds:
-            st.session_state[DISTRIBUTION] = seat.state.show_distribution
-            st.toggle("Show predictions", key=DISTRIBUTION, on_change=_show_distribution, args=(seat,),
-                      help="The class's predictions for this step as a chart, before the reveal")
-            st.space("stretch")   # a mis-click beside Show predictions never ends the class
-            if not presenter.on():
-                _another_device(seat)
-            _end_menu(seat)
-        else:
-            st.warning("Another tab is teaching this room: this one is read-only.", icon=":material/visibility:")
-            st.button("Teach from this tab", key=TAKE_OVER, on_click=_take_over, args=(seat,))
-    live_fragment(lambda: _count(seat, lesson, index, card.reachable), POLL_S)
-
-
-def _count(seat: Seat, lesson: Lesson, index: int, reachable: bool = True) -> None:
-    """'23 of 27 predicted' and who is here, read again every second; the teacher tab's heartbeat too. A tab that gained
-    the room (its holder went silent: closed) or lost it (another tab of the teacher's opened, reloaded or
-    took over), or whose room ended, is drawn again at once: its buttons follow its authority."""
-    try:
-        holds = rooms().claim(seat.code, seat.teacher_id, tab_id())
-    except RoomError:   # ended from another tab, or expired
-        holds = None
-    if holds != seat.holds:
-        st.rerun()
-    predicted, joined = rooms().count(seat.code, lesson.id, index)
-    with st.container(horizontal=True, vertical_alignment="center"):
-        with st.container(key=COUNT, width="content"):
-            asked = lesson.steps[index].question is not None
-            st.caption(f":material/groups: {predicted} of {joined} predicted" if asked else
-                       f":material/groups: {joined} student{'s' if joined != 1 else ''} in the room")
-        with st.popover("Who is here", icon=":material/groups:"):   # an open popover stays open as this reruns
-            names = rooms().names(seat.code, seat.teacher_id)
-            st.text("\n".join(names) if names else "Nobody has joined yet.")   # plain text: never markup
-        if not reachable:   # one line, beside the count: the whole note would push Reveal off a projector
-            with st.container(key=UNREACHABLE, width="content"):
-                st.markdown(":material/wifi_off: **Phones cannot open this room's link yet**: see *Invite*.")
 
 
 # ----------------------------------------------------------------------------- students
@@ -332,7 +269,10 @@ def follow(seat: Seat, fragment: str | None = None) -> None:
     deadline = seat.state.deadline
 
     def check() -> None:
-        version = rooms().version(seat.code)
+        try:
+            version = rooms().version(seat.code)
+        except DatabaseDown:   # restarting: the next poll asks again
+            return reconnecting()
         if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
             if fragment is None:
                 st.rerun()

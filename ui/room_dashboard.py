@@ -14,7 +14,7 @@ import streamlit as st
 from explorer.lessons import Lesson
 from explorer.quoting import md_text
 from explorer.rooms import COUNTDOWNS_S, RoomError
-from ui import lesson_question, presenter, room
+from ui import lesson_question, presenter, room, room_teacher
 from ui.frame import live_fragment
 
 PANEL, MENU = "room_dashboard", "room_dashboard_menu"        # element keys (a contract for the tests)
@@ -34,13 +34,13 @@ def _do(action, *args) -> None:
 
 
 def _pause(seat: room.Seat) -> None:
-    if room.unchanged(PAUSE, seat.state.paused):
+    if room_teacher.unchanged(PAUSE, seat.state.paused):
         return
     _do(room.rooms().pause, seat.code, seat.teacher_id, bool(st.session_state[PAUSE]), room.tab_id())
 
 
 def _hide(seat: room.Seat, lesson: Lesson, index: int) -> None:
-    if room.unchanged(HIDE, seat.state.reveal_hidden):
+    if room_teacher.unchanged(HIDE, seat.state.reveal_hidden):
         return
     _do(room.rooms().hide_reveal, seat.code, seat.teacher_id, lesson.id, index, bool(st.session_state[HIDE]),
         room.tab_id())

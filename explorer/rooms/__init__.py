@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from explorer.rooms.conduct import COUNTDOWNS_S, MAX_COUNTDOWN_S, MIN_COUNTDOWN_S, Conduct  # noqa: F401
-from explorer.rooms.db import Database, RoomError
+from explorer.rooms.db import Database, DatabaseDown, RoomError  # noqa: F401 - DatabaseDown: for ui/room.py
 from explorer.rooms.input import (  # noqa: F401
     ALPHABET,
     CODE_LEN,

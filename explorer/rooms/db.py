@@ -81,6 +81,10 @@ class RoomError(ValueError):
     """A one-line message for the user: what is wrong and what to do."""
 
 
+class DatabaseDown(RoomError):
+    """The database did not answer (restarting, gone, busy past its timeout): the same call may work soon."""
+
+
 @lru_cache(maxsize=512)
 def _text(sql: str) -> sa.TextClause:
     """`?` placeholders as SQLAlchemy bind parameters :p0, :p1, ... (no statement here has a literal `?`)."""
@@ -140,7 +144,7 @@ def _unreachable(error: DBAPIError, doing: str) -> BaseException:
     """A RoomError for a database that is busy, gone or full; any other error as it is."""
     if not isinstance(error, OperationalError | InterfaceError):
         return error   # a bug (a constraint, a typo): its own traceback, not a message to a student
-    return RoomError(f"the rooms database could not be {doing} ({_why(error)}); try again in a moment")
+    return DatabaseDown(f"the rooms database could not be {doing} ({_why(error)}); try again in a moment")
 
 
 def _why(error: DBAPIError) -> str:

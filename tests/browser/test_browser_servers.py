@@ -1,11 +1,10 @@
-"""A course on several servers, in real browsers: two `streamlit run` servers that share the rooms' state, and
-Debian's nginx in front of them with deploy/nginx.conf. A teacher on one server and students on the other
-follow, lock, are counted and see the reveal; through nginx every tab stays on the server its route cookie
-names; one server killed mid-lesson (SIGKILL, by its pid) moves its tabs, the teacher's among them, to the
-other, where they keep their seat, their step and their lock (who: the owner cookie; what: the database).
-
-The servers share one EXPLORER_RUNS_DIR (the rooms' SQLite file is there); `shared_env` is the one place
-that says how they share, so a database URL and runs folders of their own replace it in one line."""
+"""A course on several servers, in real browsers: two `streamlit run` servers, each with its own runs folder,
+that share one PostgreSQL (EXPLORER_DATABASE_URL, the session's server of tests/postgres.py), and Debian's
+nginx in front of them with deploy/nginx.conf. A teacher on one server and students on the other follow,
+lock, are counted and see the reveal, and a restart of the database mid-lesson loses no lock; through nginx
+every tab stays on the server its route cookie names; one server killed mid-lesson (SIGKILL, by its pid)
+moves its tabs, the teacher's among them, to the other, where they keep their seat, their step and their
+lock (who: the owner cookie; what: the database)."""
 
 import time
 
@@ -18,15 +17,15 @@ from tests.browser.helpers import READY, TIMEOUT_MS, assert_no_exception, press,
 pytestmark = pytest.mark.browser
 
 
-def shared_env(root) -> list[dict[str, str]]:
-    """Each server's environment: one runs folder for both (the rooms' SQLite file lives in it)."""
-    return [{"EXPLORER_RUNS_DIR": str(root / "runs")}, {"EXPLORER_RUNS_DIR": str(root / "runs")}]
+def shared_env(root, database: str) -> list[dict[str, str]]:
+    """Each server's environment: a runs folder of its own, one database for both."""
+    return [{"EXPLORER_RUNS_DIR": str(root / f"runs{i}"), "EXPLORER_DATABASE_URL": database} for i in range(2)]
 
 
 @pytest.fixture(scope="module")
-def servers(tmp_path_factory):
+def servers(tmp_path_factory, postgres):
     root = tmp_path_factory.mktemp("servers")
-    apps = [AppServer(root / f"app{i}", env) for i, env in enumerate(shared_env(root))]
+    apps = [AppServer(root / f"app{i}", env) for i, env in enumerate(shared_env(root, postgres.fresh_database()))]
     for i in range(len(apps)):
         (root / f"app{i}").mkdir()
     try:
@@ -73,7 +72,7 @@ def context_with_route(chromium, url: str, route: str | None):
     return context
 
 
-def test_a_teacher_on_one_server_and_students_on_the_other(servers, chromium):
+def test_a_teacher_on_one_server_and_students_on_the_other(servers, chromium, postgres):
     (one, other), _ = servers
     contexts = [chromium.new_context(viewport=rooms.DESKTOP) for _ in range(3)]
     try:
@@ -83,9 +82,19 @@ def test_a_teacher_on_one_server_and_students_on_the_other(servers, chromium):
         rooms.next_step(teacher, rooms.QUESTION)
         for page in students:
             on_step(page, rooms.QUESTION)
-        for page, choice in zip(students, (0, 1)):
-            rooms.lock(page, choice)
+        rooms.lock(students[0], 0)
+        rooms.wait_count(teacher, "1 of 2 predicted")
+        postgres.down()   # mid-lesson: the polls say so, then recover by themselves; the lock is still there
+        for page in (teacher, *students):
+            page.wait_for_selector(".st-key-room_reconnecting", timeout=TIMEOUT_MS)
+        postgres.up()
+        for page in (teacher, *students):
+            page.wait_for_selector(".st-key-room_reconnecting", state="detached", timeout=TIMEOUT_MS)
+        rooms.wait_count(teacher, "1 of 2 predicted")
+        rooms.lock(students[1], 1)
         rooms.wait_count(teacher, "2 of 2 predicted")
+        for page in students:
+            assert_no_exception(page)
         press(teacher, "lesson_reveal")
         for page in students:
             rooms.wait_text(page, ".st-key-lesson_result", "You predicted")
