@@ -21,7 +21,7 @@ import math
 
 import pandas as pd
 
-from explorer.analysis.evidence import Claim, measured, one_sample, weigh
+from explorer.analysis.evidence import Claim, equivalence_text, measured, one_sample, weigh
 from explorer.search.driver import run_search
 from explorer.search.objectives import ranked
 from explorer.search.study import SearchSpec, metric_names, open_study
@@ -29,6 +29,9 @@ from explorer.search.study import SearchSpec, metric_names, open_study
 CONFIRM_SEED = 1_000_000_000
 MAX_SEEDS, MAX_TOP = 20, 10
 UNITS = {"val_exact": "%", "val_token_acc": "%", "val_loss": "nats", "params": "parameters", "seconds": "s"}
+# The smallest difference between two configurations that matters, in the metric's unit: the experiments'
+# own margins (heads: 2 points of accuracy; d-head: 0.01 nats). Within it, the verdict is "no meaningful difference".
+MARGINS = {"val_exact": 0.02, "val_token_acc": 0.02, "val_loss": 0.01}
 
 
 def check_counts(seeds: int, top: int) -> None:
@@ -76,7 +79,7 @@ def _versus(best: dict, other: dict, metric: str, maximize: bool, samples: pd.Da
     names = (f"#1 (trial {best['trial']})", f"#{other['rank']} (trial {other['trial']})")
     claim = Claim(f"configuration {names[0]} has a {'higher' if maximize else 'lower'} {metric} than "
                   f"configuration {names[1]}", metric, best["_label"], other["_label"], above=maximize,
-                  unit=UNITS.get(metric, ""))
+                  unit=UNITS.get(metric, ""), margin=MARGINS.get(metric))
     return dataclasses.replace(weigh(claim, samples), conditions=names)
 
 
@@ -86,6 +89,8 @@ def _sentence(ev, rank: int) -> str:
         return f"#1 is better than #{rank} ({measured(ev)})"
     if ev.holds is False:
         return f"#{rank} is better than #1 ({measured(ev)})"
+    if ev.equivalent:
+        return f"No meaningful difference between #1 and #{rank}: {equivalence_text(ev)} ({measured(ev)})"
     spans = ev.reason.startswith(f"the {ev.level:.0%} interval")
     return f"No difference shown between #1 and #{rank}: {ev.reason}; measured {measured(ev, interval=not spans)}"
 

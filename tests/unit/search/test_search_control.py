@@ -188,6 +188,21 @@ def test_the_confirmation_ranks_by_the_mean_with_intervals_and_welch_against_the
     assert second["verdict"].startswith("#1 is better than #2 (difference 40.0 points, 95% CI [")
 
 
+@pytest.mark.parametrize(("spread", "says"), [
+    (0.001, "No meaningful difference between #1 and #2: 90% CI"),   # within the 2-point margin
+    (0.05, "No difference shown between #1 and #2"),                  # too noisy to say either
+])
+def test_the_confirmation_says_no_meaningful_difference_only_within_the_margin(spread, says):
+    picks = [{"number": 4, "params": {"lr": 1e-3}, "value": 0.9}, {"number": 7, "params": {"lr": 2e-3}, "value": 0.9}]
+    rows = ([_row(1e-3, s, 0.900 + d * spread) for s, d in zip(range(4), (1, -1, 0.5, -0.5))]
+            + [_row(2e-3, s, 0.901 + d * spread) for s, d in zip(range(4), (-1, 1, -0.5, 0.5))])
+    second = summarise(picks, rows, "val_exact", True, ["val_exact"])[1]
+    assert second["verdict"].startswith(says), second["verdict"]
+    assert second["versus_best"]["margin"] == 0.02 and second["versus_best"]["equivalent"] is (spread < 0.01)
+    if spread < 0.01:
+        assert "within the ±2.0 points margin" in second["verdict"]
+
+
 def _cli(*argv) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
