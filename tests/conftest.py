@@ -19,6 +19,10 @@ if str(ROOT) not in sys.path:
 # each store uses its own file in a test's runs folder, never a database the developer's shell names (a test
 # that wants EXPLORER_DATABASE_URL sets it, for itself or for the servers it starts)
 os.environ.pop("EXPLORER_DATABASE_URL", None)
+# The tests' Ray heads listen on loopback only, without token auth: Ray 2.60 turns token auth on for a head
+# once ~/.ray/auth_token exists (any local `ray.init()` writes one), and then the tests' drivers were refused
+# ("InvalidAuthToken"); the heads (tests/ray_head.py), in-process drivers and servers all inherit this.
+os.environ["RAY_AUTH_MODE"] = "disabled"
 
 
 @pytest.fixture(scope="session")

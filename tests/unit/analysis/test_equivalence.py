@@ -100,6 +100,7 @@ def test_init_study_runs_for_every_architecture(cfg):
 
 
 def test_pytorch_defaults_are_each_modules_own():
+    torch.manual_seed(0)   # reset_parameters() draws from the global generator: not from what ran before
     model = pytorch_defaults(build_model(tiny(tie_embeddings=True), seed=0))
     attn = next(m for m in model.modules() if isinstance(m, MultiHeadAttention))
     assert not attn.in_proj_bias.any() and not attn.out_proj.bias.any()
@@ -107,5 +108,5 @@ def test_pytorch_defaults_are_each_modules_own():
     assert attn.out_proj.weight.abs().max() <= bound
     assert model.output_proj.weight is model.decoder.embed.weight
     tied = model.decoder.embed.weight.detach()
-    assert float(tied.std()) == pytest.approx(1.0, abs=0.15)  # the tie keeps the embedding's init
+    assert float(tied[1:].std()) == pytest.approx(1.0, abs=0.15)  # the tie keeps the embedding's N(0, 1)
     assert not model.decoder.embed.weight[0].any()     # padding row at zero
