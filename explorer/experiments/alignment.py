@@ -18,7 +18,8 @@ import pandas as pd
 import torch
 
 from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, num, seed_major, stat, whole
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major, whole
+from explorer.experiments.charts import num, stat
 from explorer.figures.attention import attention_mosaic
 from explorer.figures.results import bar_with_error
 from explorer.inspect import capture

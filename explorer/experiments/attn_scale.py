@@ -27,16 +27,12 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
-    curve_bands,
     final_metrics,
     history_curves,
-    num,
-    pct,
     seed_major,
-    stat,
 )
+from explorer.experiments.charts import bars, curve_bands, num, pct, stat
 from explorer.figures.curves import line_chart
 from explorer.inspect import attention_entropy, capture
 from explorer.losses import loss_and_stats

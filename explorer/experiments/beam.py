@@ -11,20 +11,8 @@ from typing import ClassVar
 
 from explorer.decoding import beam_search, greedy, sequence_logprob
 from explorer.experiments._seq2seq import Seq2SeqBase, exact_match, seq2seq_task, train_seq2seq, val_rows
-from explorer.experiments.base import (
-    Claim,
-    Context,
-    Experiment,
-    Result,
-    bars,
-    build_result,
-    curve_bands,
-    num,
-    pct,
-    seed_major,
-    stat,
-    whole,
-)
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major, whole
+from explorer.experiments.charts import bars, curve_bands, num, pct, stat
 from explorer.figures.curves import line_chart
 
 GREEDY = "greedy"

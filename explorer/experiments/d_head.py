@@ -29,16 +29,12 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
-    curve_bands,
     final_metrics,
     history_curves,
-    num,
-    pct,
     seed_major,
-    stat,
 )
+from explorer.experiments.charts import bars, curve_bands, num, pct, stat
 from explorer.figures.curves import line_chart
 
 RULE = 32                                  # the chapter's smallest stable d_k

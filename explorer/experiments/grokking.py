@@ -18,15 +18,13 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
-    curve_bands,
     measuring,
     number,
     seed_major,
-    stat,
     whole,
 )
+from explorer.experiments.charts import bars, curve_bands, stat
 from explorer.figures.curves import line_chart
 from explorer.interpret.learning import fourier_norms, key_frequencies
 from explorer.model import build_model

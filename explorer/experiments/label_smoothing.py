@@ -20,20 +20,8 @@ from typing import ClassVar
 import torch
 
 from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq, val_rows
-from explorer.experiments.base import (
-    Claim,
-    Context,
-    Experiment,
-    Result,
-    bars,
-    build_result,
-    curve_bands,
-    final_metrics,
-    num,
-    pct,
-    seed_major,
-    stat,
-)
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, final_metrics, seed_major
+from explorer.experiments.charts import bars, curve_bands, num, pct, stat
 from explorer.figures.curves import line_chart
 from explorer.inspect import entropy
 from explorer.tasks import PAD

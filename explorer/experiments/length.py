@@ -6,19 +6,8 @@ import dataclasses
 from dataclasses import dataclass
 
 from explorer.experiments._order import OrderBase, order_run
-from explorer.experiments.base import (
-    Claim,
-    Context,
-    Experiment,
-    Result,
-    bars,
-    build_result,
-    curve_bands,
-    pct,
-    seed_major,
-    stat,
-    whole,
-)
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major, whole
+from explorer.experiments.charts import bars, curve_bands, pct, stat
 from explorer.figures.curves import line_chart
 
 

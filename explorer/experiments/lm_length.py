@@ -25,17 +25,14 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
-    curve_bands,
     history_curves,
     measuring,
-    num,
     number,
     seed_major,
-    stat,
     whole,
 )
+from explorer.experiments.charts import bars, curve_bands, num, stat
 from explorer.figures.curves import line_chart
 from explorer.model import build_model
 from explorer.tasks import PAD, TASK_PRESETS, Task, make_task

@@ -23,20 +23,16 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
     choice,
-    curve_bands,
     final_metrics,
     history_curves,
     measuring,
-    num,
     number,
-    pct,
     seed_major,
-    stat,
     whole,
 )
+from explorer.experiments.charts import bars, curve_bands, num, pct, stat
 from explorer.figures.curves import line_chart, training_curves
 from explorer.model import build_model
 from explorer.tasks import TASK_PRESETS, make_task

@@ -5,18 +5,8 @@ from __future__ import annotations
 import dataclasses
 
 from explorer.experiments._order import OrderParams, order_run
-from explorer.experiments.base import (
-    Claim,
-    Context,
-    Experiment,
-    Result,
-    bars,
-    build_result,
-    curve_bands,
-    pct,
-    seed_major,
-    stat,
-)
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major
+from explorer.experiments.charts import bars, curve_bands, pct, stat
 from explorer.figures.curves import line_chart
 
 WITH, WITHOUT = "with PE", "without PE"

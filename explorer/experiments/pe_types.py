@@ -23,19 +23,8 @@ from dataclasses import dataclass
 from explorer.config import POS_ENCODINGS
 from explorer.evaluation import evaluate
 from explorer.experiments._seq2seq import Seq2SeqBase, seq2seq_task, train_seq2seq
-from explorer.experiments.base import (
-    Claim,
-    Context,
-    Experiment,
-    Result,
-    bars,
-    build_result,
-    curve_bands,
-    pct,
-    seed_major,
-    stat,
-    whole,
-)
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major, whole
+from explorer.experiments.charts import bars, curve_bands, pct, stat
 from explorer.figures.curves import line_chart
 
 EXACT_IN, EXACT_OUT, TOKEN_OUT = "exact (trained lengths)", "exact (longer)", "token accuracy (longer)"

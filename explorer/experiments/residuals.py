@@ -37,18 +37,15 @@ from explorer.experiments.base import (
     Context,
     Experiment,
     Result,
-    bars,
     build_result,
-    curve_bands,
     final_metrics,
     history_curves,
     measuring,
     number,
-    pct,
     seed_major,
-    stat,
     whole,
 )
+from explorer.experiments.charts import bars, curve_bands, pct, stat
 from explorer.figures.curves import line_chart
 from explorer.figures.gradients import grad_norm_profile
 from explorer.losses import loss_and_stats

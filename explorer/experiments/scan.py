@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from explorer.experiments import base
 from explorer.experiments._seq2seq import train_seq2seq
-from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, pct, seed_major, stat
+from explorer.experiments.base import Claim, Context, Experiment, Result, build_result, seed_major
+from explorer.experiments.charts import bars_and_curves, pct, stat
 from explorer.tasks import TASK_PRESETS, make_task
 
 SIMPLE, LENGTH, ADDJUMP = "simple", "length", "add-jump"
@@ -83,7 +84,7 @@ def run(p: ScanParams, ctx: Context) -> Result:
 
 
 def draw(r: Result) -> list:
-    return base.bars_and_curves(r, "exact", "SCAN: exact match on each split's test set (markers: the paper)",
+    return bars_and_curves(r, "exact", "SCAN: exact match on each split's test set (markers: the paper)",
                                 "exact match (%)", "Test exact match while training (mean ± std over seeds)")
 
 

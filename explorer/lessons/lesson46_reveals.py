@@ -8,7 +8,7 @@ import math
 
 from explorer.analysis.evidence import INCONCLUSIVE, Evidence, one_sample
 from explorer.experiments import EXPERIMENTS, Result
-from explorer.experiments.base import pct, stat
+from explorer.experiments.charts import pct, stat
 from explorer.experiments.norm import DIVERGED, LOSS, MARGIN, POST, PRE, RATIO_P
 from explorer.lessons.base import Reveal, View, result_figure
 
