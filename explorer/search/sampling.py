@@ -1,4 +1,5 @@
-"""Samplers that never propose a point the constraints refuse (explorer/search/constraints.py).
+"""A study's sampler (`make_sampler(spec)`: grid, random or TPE, seeded per trial by `sampler_seed`), and
+samplers that never propose a point the constraints refuse (explorer/search/constraints.py).
 
     Feasible(inner, space, ok)    # random or TPE: a trial's values drawn again until ok(values) is None
     restrict_grid(grid, ok)       # a grid sampler left with the combinations that may train
@@ -11,10 +12,11 @@ exactly what it drew before constraints existed.
 
 from __future__ import annotations
 
+import numpy as np
 import optuna
 from optuna.distributions import CategoricalDistribution, FloatDistribution, IntDistribution
 
-from explorer.search.space import FIELDS, Dim
+from explorer.search.space import FIELDS, Dim, grid
 
 MAX_DRAWS = 2000   # draws of one trial before its space is called too tight
 
@@ -74,4 +76,66 @@ def restrict_grid(sampler, ok):
     return sampler
 
 
-__all__ = ["MAX_DRAWS", "distributions", "Feasible", "restrict_grid"]
+class _Grid(optuna.samplers.GridSampler):
+    """Optuna's grid sampler without its stop when the grid is used up: that stop works only inside
+    study.optimize, and the driver (ask and tell) stops on its trial count."""
+
+    def after_trial(self, study, trial, state, values) -> None:
+        pass
+
+
+def sampler_seed(study_seed: int, number: int) -> int:
+    """Trial `number`'s sampler seed: its own stream of the study's (numpy's SeedSequence)."""
+    return int(np.random.SeedSequence([study_seed, number]).generate_state(1)[0])
+
+
+def _sampler(spec, seed: int):
+    ok = spec.feasibility()
+    if spec.sampler == "grid":
+        return restrict_grid(_Grid(grid(spec.dims()), seed=seed), ok)
+    inner = _free_sampler(spec, seed)
+    return inner if ok is None else Feasible(inner, spec.dims(), ok)   # drawn again until feasible
+
+
+def _free_sampler(spec, seed: int):
+    if spec.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
+    # constant liar keeps parallel workers from being sent the same point
+    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
+                                      constant_liar=True)
+
+
+class _PerTrial(optuna.samplers.BaseSampler):
+    """The spec's random or TPE sampler made afresh for each trial, seeded by sampler_seed: what it learns
+    lives in the storage (the finished trials), so only its random draws depend on the seed, and those now
+    on the trial."""
+
+    def __init__(self, spec) -> None:
+        self._spec, self._inner = spec, _sampler(spec, spec.seed)
+
+    def before_trial(self, study, trial) -> None:
+        self._inner = _sampler(self._spec, sampler_seed(self._spec.seed, trial.number))
+        self._inner.before_trial(study, trial)
+
+    def infer_relative_search_space(self, study, trial):
+        return self._inner.infer_relative_search_space(study, trial)
+
+    def sample_relative(self, study, trial, search_space):
+        return self._inner.sample_relative(study, trial, search_space)
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self._inner.sample_independent(study, trial, param_name, param_distribution)
+
+    def after_trial(self, study, trial, state, values) -> None:
+        self._inner.after_trial(study, trial, state, values)
+
+
+def make_sampler(spec):   # spec: an explorer.search.study.SearchSpec (not imported: study imports this)
+    # the grid's order is shuffled once by the study's seed and its next point read off the storage, so it
+    # never repeats one: it keeps that seed (a grid shuffled afresh per trial would)
+    return _sampler(spec, spec.seed) if spec.sampler == "grid" else _PerTrial(spec)
+
+
+
+__all__ = ["MAX_DRAWS", "distributions", "Feasible", "restrict_grid", "sampler_seed", "make_sampler"]

@@ -28,7 +28,6 @@ import time
 import warnings
 from dataclasses import dataclass, field
 
-import numpy as np
 import optuna
 import sqlalchemy.exc
 from optuna.trial import TrialState
@@ -38,7 +37,7 @@ from explorer.search.check import check_space, feasibility
 from explorer.search.constraints import parse_constraints
 from explorer.search.enqueue import parse_enqueue
 from explorer.search.objectives import metric_names, pareto, parse_metrics, ranked
-from explorer.search.sampling import Feasible, restrict_grid
+from explorer.search.sampling import make_sampler, sampler_seed
 from explorer.search.space import FIELDS, grid, grid_size, parse_space
 from explorer.search.trial import PRUNERS, configs
 from explorer.store.database import STUDIES_FILE, engine_url, studies_url
@@ -181,67 +180,6 @@ class SearchSpec:
 
     def replace(self, **changes) -> SearchSpec:
         return dataclasses.replace(self, **changes)
-
-
-class _Grid(optuna.samplers.GridSampler):
-    """Optuna's grid sampler without its stop when the grid is used up: that stop works only inside
-    study.optimize, and the driver (ask and tell) stops on its trial count."""
-
-    def after_trial(self, study, trial, state, values) -> None:
-        pass
-
-
-def sampler_seed(study_seed: int, number: int) -> int:
-    """Trial `number`'s sampler seed: its own stream of the study's (numpy's SeedSequence)."""
-    return int(np.random.SeedSequence([study_seed, number]).generate_state(1)[0])
-
-
-def _sampler(spec: SearchSpec, seed: int):
-    ok = spec.feasibility()
-    if spec.sampler == "grid":
-        return restrict_grid(_Grid(grid(spec.dims()), seed=seed), ok)
-    inner = _free_sampler(spec, seed)
-    return inner if ok is None else Feasible(inner, spec.dims(), ok)   # drawn again until feasible
-
-
-def _free_sampler(spec: SearchSpec, seed: int):
-    if spec.sampler == "random":
-        return optuna.samplers.RandomSampler(seed=seed)
-    # random for the first third of a small budget (Optuna's 10 would leave TPE nothing of 8 trials); the
-    # constant liar keeps parallel workers from being sent the same point
-    return optuna.samplers.TPESampler(seed=seed, n_startup_trials=min(10, max(2, spec.trials // 3)),
-                                      constant_liar=True)
-
-
-class _PerTrial(optuna.samplers.BaseSampler):
-    """The spec's random or TPE sampler made afresh for each trial, seeded by sampler_seed: what it learns
-    lives in the storage (the finished trials), so only its random draws depend on the seed, and those now
-    on the trial."""
-
-    def __init__(self, spec: SearchSpec) -> None:
-        self._spec, self._inner = spec, _sampler(spec, spec.seed)
-
-    def before_trial(self, study, trial) -> None:
-        self._inner = _sampler(self._spec, sampler_seed(self._spec.seed, trial.number))
-        self._inner.before_trial(study, trial)
-
-    def infer_relative_search_space(self, study, trial):
-        return self._inner.infer_relative_search_space(study, trial)
-
-    def sample_relative(self, study, trial, search_space):
-        return self._inner.sample_relative(study, trial, search_space)
-
-    def sample_independent(self, study, trial, param_name, param_distribution):
-        return self._inner.sample_independent(study, trial, param_name, param_distribution)
-
-    def after_trial(self, study, trial, state, values) -> None:
-        self._inner.after_trial(study, trial, state, values)
-
-
-def make_sampler(spec: SearchSpec):
-    # the grid's order is shuffled once by the study's seed and its next point read off the storage, so it
-    # never repeats one: it keeps that seed (a grid shuffled afresh per trial would)
-    return _sampler(spec, spec.seed) if spec.sampler == "grid" else _PerTrial(spec)
 
 
 def _storage(spec: SearchSpec):
