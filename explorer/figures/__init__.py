@@ -20,6 +20,7 @@ Import the module a figure lives in; this package re-exports nothing.
     studies       a stored study through optuna.visualization in the house style: history, intermediate,
                   timeline, slice_plot, contour, edf, parallel (log axes 1-2-5), importances, pareto;
                   trial_at (the trial a clicked point is)
+    optuna_style  house (an Optuna figure restyled), quiet (drawn without Optuna's warnings), need, ...
     architecture  architecture_diagram (drawn by diagram), param_breakdown
     diagram       the block diagram of a ModelConfig, its boxes sized to hold their text
     timelapse     timelapse_figure: a run's attention snapshots on a z_slider, step by step

@@ -13,96 +13,22 @@ per decade only (two labels on a 1e-4:1e-2 range), which `parallel` marks at 1, 
 
 from __future__ import annotations
 
-import base64
 import math
 import re
-import warnings
 
-import numpy as np
-import optuna
 import optuna.visualization as ov
 import plotly.graph_objects as go
 from optuna.distributions import FloatDistribution, IntDistribution
-from optuna.trial import TrialState
 from plotly.colors import sample_colorscale
 
-from explorer.figures.layout import COLORBAR, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE, figure, merge
+from explorer.figures.layout import COLORBAR, EXPECTED_COLOUR, LEGEND_BELOW, PALETTE
+from explorer.figures.optuna_style import house, need, objective_target, plain, quiet, trial_text
 from explorer.figures.search import SEARCH_SCALE, STATE_COLOURS
 from explorer.quoting import hover
 
 STATE_FILL = {**STATE_COLOURS, "RUNNING": PALETTE[4], "WAITING": PALETTE[5]}
 LOG_STEPS = (1, 2, 5)          # the ticks of a decade on a log axis of parallel coordinates
 _NUMBER = re.compile(r'"number":\s*(\d+)')
-
-
-# ----------------------------------------------------------------------------------- helpers
-def _plain(value):
-    """numpy arrays and scalars as plain lists and numbers (a typed array Plotly cannot compare: layout.py)."""
-    if isinstance(value, np.ndarray):
-        return [_plain(v) for v in value.tolist()]
-    if isinstance(value, np.generic):
-        return value.item()
-    if isinstance(value, dict) and "bdata" in value and "dtype" in value:   # plotly's typed array
-        array = np.frombuffer(base64.b64decode(value["bdata"]), dtype=value["dtype"])
-        shape = value.get("shape")
-        return _plain(array.reshape([int(n) for n in str(shape).split(",")]) if shape else array)
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _house(fig: go.Figure, title: str, height: float, **style) -> go.Figure:
-    """Optuna's figure in the house style: its traces and axes kept, its template, title and size dropped."""
-    spec = _plain(fig.to_plotly_json())
-    layout = {k: v for k, v in spec["layout"].items() if k not in ("template", "title", "width", "height", "legend")}
-    for name, axis in layout.items():   # a category axis's labels are its categories (layout.py sizes them)
-        if name.startswith(("xaxis", "yaxis")) and axis.get("categoryarray") and "ticktext" not in axis:
-            axis.update(tickmode="array", tickvals=axis["categoryarray"], ticktext=axis["categoryarray"])
-    for trace in spec["data"]:   # colorbars at the plot's edge, as every figure's (layout.py, COLORBAR)
-        if trace.get("type") in ("contour", "heatmap"):   # a colorbar whether Optuna styled one or not
-            trace.setdefault("colorbar", {})
-        for part in (trace, trace.get("marker") or {}):
-            if "colorbar" in part:
-                part["colorbar"] = {**(part["colorbar"] or {}), **COLORBAR}
-    return figure([go.Figure(data=[t]).data[0] for t in spec["data"]], title, height, merge(layout, style))
-
-
-def _quiet(draw, *args, **kwargs) -> go.Figure:
-    level = optuna.logging.get_verbosity()
-    optuna.logging.set_verbosity(optuna.logging.ERROR)   # "unique value length is less than 2" and such
-    try:
-        with warnings.catch_warnings():   # "experimental", "no completed trials": the page says so in words
-            warnings.simplefilter("ignore")
-            return draw(*args, **kwargs)
-    finally:
-        optuna.logging.set_verbosity(level)
-
-
-def _complete(study) -> list:
-    return [t for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if t.values and all(math.isfinite(v) for v in t.values)]
-
-
-def _need(study, n: int = 1) -> list:
-    done = _complete(study)
-    if len(done) < n:
-        raise ValueError(f"this figure needs {n} completed trial{'s' * (n > 1)}; the study has {len(done)}")
-    return done
-
-
-def _target(study, names: list[str], objective: int):
-    """Optuna's `target` and its name for one objective of a multi-objective study (None for one objective)."""
-    if len(study.directions) == 1:
-        return None, names[0]
-    return (lambda t: t.values[objective]), names[objective]
-
-
-def _trial_text(t) -> str:
-    params = "<br>".join(hover(f"{k} = {v:.3g}" if isinstance(v, float) else f"{k} = {v}")
-                         for k, v in t.params.items())
-    return f"trial {t.number}<br>{params}"
 
 
 def is_log(study, param: str) -> bool:
@@ -138,9 +64,9 @@ def trial_at(fig: go.Figure, point: dict) -> int | None:
 # ----------------------------------------------------------------------------------- figures
 def history(study, names: list[str], objective: int = 0) -> go.Figure:
     """Each trial's value by trial number and the best so far (Optuna's plot_optimization_history)."""
-    _need(study)
-    target, name = _target(study, names, objective)
-    fig = _house(_quiet(ov.plot_optimization_history, study, target=target, target_name=hover(name)),
+    need(study)
+    target, name = objective_target(study, names, objective)
+    fig = house(quiet(ov.plot_optimization_history, study, target=target, target_name=hover(name)),
                  f"Optimisation history: {hover(name)}", 340, xaxis=dict(title="trial"), yaxis=dict(title=hover(name)),
                  legend=LEGEND_BELOW)
     for trace in fig.data:
@@ -163,7 +89,7 @@ def intermediate(study, names: list[str]) -> go.Figure:
     if not trials:
         raise ValueError("no trial reported intermediate values: run the search with a pruner "
                          "(median or halving) to evaluate trials as they train")
-    fig = _house(_quiet(ov.plot_intermediate_values, study), f"Learning curves: {hover(names[0])} at each evaluation",
+    fig = house(quiet(ov.plot_intermediate_values, study), f"Learning curves: {hover(names[0])} at each evaluation",
                  360, xaxis=dict(title="step"), yaxis=dict(title=hover(names[0])), showlegend=False)
     states = {t.number: t.state.name for t in trials}
     pruned = sum(s == "PRUNED" for s in states.values())
@@ -184,7 +110,7 @@ def timeline(study) -> go.Figure:
     trials = study.get_trials(deepcopy=False)
     if not any(t.datetime_start for t in trials):
         raise ValueError("no trial has started yet")
-    fig = _house(_quiet(ov.plot_timeline, study), "Timeline: when each trial ran, and how it ended",
+    fig = house(quiet(ov.plot_timeline, study), "Timeline: when each trial ran, and how it ended",
                  max(260, 120 + 14 * len(trials)), xaxis=dict(title="time (UTC)"), yaxis=dict(title="trial"),
                  legend=LEGEND_BELOW)
     by_number = {t.number: t for t in trials}
@@ -192,7 +118,7 @@ def timeline(study) -> go.Figure:
         numbers = [int(n) for n in trace.y or ()]
         trace.update(meta=numbers, marker=dict(color=STATE_FILL.get(str(trace.name), PALETTE[0])),
                      name=str(trace.name).lower(),
-                     text=[_trial_text(by_number[n]) if n in by_number else "" for n in numbers],
+                     text=[trial_text(by_number[n]) if n in by_number else "" for n in numbers],
                      hovertemplate=f"%{{text}}<br>%{{base|%H:%M:%S}}, %{{x:.0f}} ms<extra>{hover(trace.name)}</extra>")
     ended = {str(t.name).lower(): len(t.y or ()) for t in fig.data}
     fig.layout.meta = {"summary": f"{len(trials)} trials, one bar each from its start to its end: "
@@ -211,10 +137,10 @@ def _trial_colours(fig: go.Figure, title: str) -> None:
 
 def slice_plot(study, names: list[str], params: list[str] | None = None, objective: int = 0) -> go.Figure:
     """The objective against each parameter, a panel each (Optuna's plot_slice; log axes where log)."""
-    _need(study)
-    target, name = _target(study, names, objective)
+    need(study)
+    target, name = objective_target(study, names, objective)
     params = params or parameters(study)
-    fig = _house(_quiet(ov.plot_slice, study, params=params, target=target, target_name=hover(name)),
+    fig = house(quiet(ov.plot_slice, study, params=params, target=target, target_name=hover(name)),
                  f"Slice: {hover(name)} against each parameter", 360, margin=dict(r=110), yaxis=dict(title=hover(name)))
     _trial_colours(fig, "trial")
     for trace in fig.data:
@@ -230,14 +156,14 @@ def contour(study, names: list[str], x: str, y: str, objective: int = 0) -> go.F
     """The objective over two parameters (Optuna's plot_contour), the trials as dots (log axes where log)."""
     if x == y:
         raise ValueError("pick two different parameters for the contour")
-    done = [t for t in _need(study, 2) if x in t.params and y in t.params]
+    done = [t for t in need(study, 2) if x in t.params and y in t.params]
     if len({(t.params[x], t.params[y]) for t in done}) < 2:
         raise ValueError(f"the contour needs trials at two or more points of {x} and {y}")
-    target, name = _target(study, names, objective)
-    drawn = _quiet(ov.plot_contour, study, params=[x, y], target=target, target_name=hover(name))
+    target, name = objective_target(study, names, objective)
+    drawn = quiet(ov.plot_contour, study, params=[x, y], target=target, target_name=hover(name))
     if drawn.layout.xaxis.title.text != x:   # Optuna orders the two by name: turned back to the pick
         drawn = _transposed(drawn)
-    fig = _house(drawn, f"Contour: {hover(name)} over {hover(x)} and {hover(y)}", 420, margin=dict(r=120))
+    fig = house(drawn, f"Contour: {hover(name)} over {hover(x)} and {hover(y)}", 420, margin=dict(r=120))
     for trace in fig.data:
         if trace.type == "contour":
             trace.update(colorscale=SEARCH_SCALE, colorbar=dict(COLORBAR, title=dict(text=hover(name))),
@@ -262,7 +188,7 @@ def contour(study, names: list[str], x: str, y: str, objective: int = 0) -> go.F
 
 def _transposed(fig: go.Figure) -> go.Figure:
     """A one-panel figure with its x and y swapped: data, z and axes."""
-    spec = _plain(fig.to_plotly_json())
+    spec = plain(fig.to_plotly_json())
     for trace in spec["data"]:
         trace["x"], trace["y"] = trace.get("y"), trace.get("x")
         if trace.get("z") is not None:
@@ -282,9 +208,9 @@ def _same(a, b) -> bool:
 
 def edf(study, names: list[str], objective: int = 0) -> go.Figure:
     """The share of trials at or below each value (Optuna's plot_edf)."""
-    _need(study)
-    target, name = _target(study, names, objective)
-    fig = _house(_quiet(ov.plot_edf, study, target=target, target_name=hover(name)),
+    need(study)
+    target, name = objective_target(study, names, objective)
+    fig = house(quiet(ov.plot_edf, study, target=target, target_name=hover(name)),
                  f"Empirical distribution of {hover(name)}", 320, xaxis=dict(title=hover(name)),
                  yaxis=dict(title="share of trials at or below", tickformat=".0%", range=[0, 1.02]), showlegend=False)
     for trace in fig.data:
@@ -295,14 +221,14 @@ def edf(study, names: list[str], objective: int = 0) -> go.Figure:
 
 def importances(study, names: list[str]) -> go.Figure:
     """Each parameter's share of the objective's variation (Optuna's plot_param_importances)."""
-    done = _need(study, 2)
+    done = need(study, 2)
     if len({tuple(sorted(t.params.items())) for t in done}) < 2:
         raise ValueError("importance needs two completed trials with different settings")
     try:
-        drawn = _quiet(ov.plot_param_importances, study, target_name=hover(names[0]))
+        drawn = quiet(ov.plot_param_importances, study, target_name=hover(names[0]))
     except (ValueError, RuntimeError) as err:
         raise ValueError(f"importance cannot be computed yet: {err}") from None
-    fig = _house(drawn, "Parameter importance", max(250, 110 + 36 * len(parameters(study))),
+    fig = house(drawn, "Parameter importance", max(250, 110 + 36 * len(parameters(study))),
                  xaxis=dict(title="share of the objective's variation"), yaxis=dict(title=None, ticksuffix="  "),
                  legend=LEGEND_BELOW)
     for i, trace in enumerate(fig.data):
@@ -320,13 +246,13 @@ def _log_ticks(low: float, high: float) -> list[float]:
 def parallel(study, names: list[str]) -> go.Figure:
     """The completed trials as lines through an axis per objective and parameter (Optuna's
     plot_parallel_coordinate), coloured by the (first) objective; a log parameter's axis marked 1-2-5."""
-    done = _need(study)
+    done = need(study)
     if len(study.directions) == 1:
-        drawn = _quiet(ov.plot_parallel_coordinate, study, target_name=hover(names[0]))
+        drawn = quiet(ov.plot_parallel_coordinate, study, target_name=hover(names[0]))
     else:
-        drawn = _quiet(ov.plot_parallel_coordinate, study, target=lambda t: t.values[0],
+        drawn = quiet(ov.plot_parallel_coordinate, study, target=lambda t: t.values[0],
                        target_name=hover(names[0]))
-    fig = _house(drawn, "Trials in parallel coordinates", 400, margin=dict(l=70, r=40, b=40))
+    fig = house(drawn, "Trials in parallel coordinates", 400, margin=dict(l=70, r=40, b=40))
     lines = [t for t in fig.data if t.mode == "lines"]
     values = [t.values[0] for t in done]
     low, high = min(values), max(values)
@@ -390,16 +316,16 @@ def pareto(study, names: list[str]) -> go.Figure:
     """A two-objective study's trials, the Pareto front marked (Optuna's plot_pareto_front)."""
     if len(study.directions) < 2:
         raise ValueError("the Pareto front is for a study with two or more objectives")
-    _need(study)
+    need(study)
     targets = [hover(n) for n in names[:len(study.directions)]]
-    fig = _house(_quiet(ov.plot_pareto_front, study, target_names=targets),
+    fig = house(quiet(ov.plot_pareto_front, study, target_names=targets),
                  f"Pareto front: {hover(names[0])} against {hover(names[1])}", 400, margin=dict(r=120),
                  xaxis=dict(title=hover(names[0])), yaxis=dict(title=hover(names[1])), legend=LEGEND_BELOW)
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
     for trace in fig.data:
         numbers = [int(m.group(1)) if (m := _NUMBER.search(str(s))) else None for s in trace.text or ()]
         best = "Best" in str(trace.hovertemplate)
-        trace.update(meta=numbers, text=[_trial_text(by_number[n]) if n in by_number else "" for n in numbers],
+        trace.update(meta=numbers, text=[trial_text(by_number[n]) if n in by_number else "" for n in numbers],
                      name="on the front" if best else "dominated", showlegend=True,
                      marker=dict(color=EXPECTED_COLOUR if best else PALETTE[0], size=11 if best else 8,
                                  symbol="diamond" if best else "circle", colorbar=None, showscale=False),
