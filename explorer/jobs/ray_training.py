@@ -83,6 +83,8 @@ class RayTrainingJob(TrainingJob):
         try:
             actor = ray.get_actor(actor_name(owner), namespace=NAMESPACE)
             spec = ray.get(actor.describe.remote(), timeout=CALL_TIMEOUT_S)
+            # the curve so far, before the page that follows draws it (the checkpoint comes with the first poll)
+            records = ray.get(actor.poll.remote(0, 1 << 62), timeout=CALL_TIMEOUT_S)["records"]
         except Exception:  # no such actor, or it died a moment ago: nothing to follow
             release(ray)
             return None
@@ -91,6 +93,8 @@ class RayTrainingJob(TrainingJob):
         job = cls(model, task, TrainConfig.from_dict(spec["train_cfg"]), name=spec["name"], owner=spec["owner"],
                   ray_address=ray_address)
         job._ray, job._actor, job._worker = ray, actor, spec["worker"]   # the connection passes to the job
+        for rec in records:
+            job._append(rec)
         job._launch()
         return job
 

@@ -125,3 +125,25 @@ def test_an_experiments_runs_go_to_the_cluster_and_measure_the_same(head, monkey
     assert job.join(300) and job.status == "finished", job.message
     assert any(re.fullmatch(r"(\d+)/\1 runs done on the Ray cluster", text) for text in texts), texts[-3:]
     pd.testing.assert_frame_equal(job.result.samples, here.samples)
+
+
+def test_a_run_followed_after_a_restart_has_its_curve_so_far_at_once(head):
+    """What a restarted server's page draws first: the steps already trained, not an empty chart."""
+    task, cfg = _config()
+    train_cfg = TrainConfig(steps=5000, lr=5e-3, warmup=10, seed=4)
+    job = RayTrainingJob(build_model(cfg, seed=4), task, train_cfg, name="followed", owner="o-follow",
+                         ray_address=head)
+    job.start()
+    deadline = time.monotonic() + 240
+    while len(job.history()) < 20:
+        assert not job.ended and time.monotonic() < deadline, job.message
+        time.sleep(0.2)
+    again = RayTrainingJob.attach(head, "o-follow")   # as the restarted server's `follow` does
+    try:
+        seen = again.history()
+        assert len(seen) >= 20 and again.status == "running"
+        assert [r.loss for r in seen[:20]] == [r.loss for r in job.history()[:20]]
+    finally:
+        again.stop()
+        job.stop()
+        assert again.join(60) and job.join(60)
