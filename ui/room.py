@@ -13,8 +13,9 @@ device of the teacher's joins with a PIN, shown on request under *Another device
 view) and typed under *I'm the teacher* on that device. An old link's `key=` is dropped: it is a student's.
 
 A student's seat is a hash of this browser's owner token too, so a closed and reopened tab finds its
-prediction again. Students poll the room's version about once a second (each session at its own pace, so a
-class's polls spread out) and, when it moved, rerun only the step's fragment (pages/lessons.py `student`).
+prediction again. When the room moves, the server reruns each student's step fragment (pages/lessons.py
+`student`; ui/room_push.py), so a student at rest costs nothing; a read-only teacher tab polls the room's
+version about once a second (each session at its own pace) and reruns its page when it moved.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from explorer.rooms import (
 )
 from explorer.store.database import DatabaseUrlError, database_url, rooms_url
 from explorer.store.runs import safe_name
-from ui import owner
+from ui import owner, room_push
 from ui.frame import live_fragment, rerun_fragment
 
 ROOM, TEACH, NAME = "room", "teach", "name"                 # URL parameters (a contract)
@@ -63,7 +64,7 @@ MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 SHOWN_PIN = "_room_pin_shown"   # (room, PIN, expiry) the teacher asked for, shown in this session only
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
-POLL_S = 1.0                 # students see the teacher's move within this plus a rerun
+POLL_S = 1.0                 # a read-only teacher tab, a countdown's clock, a database that does not answer
 POLL_SPREAD = 0.2            # a student's poll is POLL_S less up to this share, fixed per session: staggered
 PACE = "_room_poll_s"        # this session's poll interval
 STEP = "room_step"           # the key of the fragment a student's step is drawn in: the poll reruns it alone
@@ -264,14 +265,16 @@ def poll_s() -> float:
 def follow(seat: Seat, fragment: str | None = None) -> None:
     """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room; and
     once when the teacher's countdown runs out (its Lock closes). The time left is shown here. With
-    `fragment`, only the fragment of that key reruns (the step); otherwise the page. The poll itself reads
-    one row (`Rooms.version`) and draws at most the clock."""
+    `fragment` (a student's step, drawn inside that fragment), only that fragment reruns, pushed by the server
+    (ui/room_push.py), and the poll below runs only while a countdown's clock ticks; without, the page reruns,
+    found by the poll. The poll itself reads one row (`Rooms.version`) and draws at most the clock."""
     deadline = seat.state.deadline
+    step = room_push.fragment_id() if fragment is not None else None
 
     def check() -> None:
         try:
             version = rooms().version(seat.code)
-        except DatabaseDown:   # restarting: the next poll asks again
+        except DatabaseDown:   # restarting: the next poll (or push) asks again
             return reconnecting()
         if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
             if fragment is None:
@@ -281,10 +284,12 @@ def follow(seat: Seat, fragment: str | None = None) -> None:
             with st.container(key=CLOCK):
                 st.markdown(":material/timer: **Time is up**: predictions are closed" if time.time() > deadline
                             else f":material/timer: **{left(deadline)}** to lock your prediction")
+        if step is not None:
+            room_push.watch(rooms(), seat.code, version, step, room_push.fragment_id())
 
     seat_time = time.time()   # when this run drew the page: a rerun is due if the deadline falls after it
-
-    live_fragment(check, poll_s())
+    ticking = deadline is not None and deadline > seat_time
+    live_fragment(check, poll_s() if step is None or ticking or not room_push.available() else None)
 
 
 def _rename(seat: Seat) -> None:

@@ -16,7 +16,8 @@ Who is who, without logins:
 - a tab id names the one teacher tab that holds the room (`claim`): another teacher tab is read-only
   until it takes over (a tab just opened or reloaded does so at once) or the holder is silent for HOLDER_S.
 
-Students poll `version(code)`, which changes on every change they must see (move, reveal, the
+Students' sessions are told when `version(code)` changes (a server reads `versions(codes)` for all its students),
+which changes on every change they must see (move, reveal, the
 distribution toggle, pause, countdown, a question asked again, a hidden reveal, close, expiry), and
 re-read `state(code)` only then; `tally` in the state changes on joins and locks, for the teacher's live
 count. Nicknames are stored as plain text: markup is kept
@@ -191,6 +192,21 @@ class Rooms(Seats, Conduct, Results, Database):
         """The cheap read a polling student does; None for an unknown or malformed code."""
         row = self._read(code)
         return None if row is None else row["version"]
+
+    def versions(self, codes) -> dict[str, int]:
+        """Several rooms' versions in one read (a server's push, ui/room_push.py: every room its students sit in);
+        an unknown or malformed code is left out, an expired room is recorded as `version` does it."""
+        wanted = set()
+        for code in codes:
+            try:
+                wanted.add(normalise_code(code))
+            except RoomError:
+                pass
+        if not wanted:
+            return {}
+        marks = ", ".join("?" * len(wanted))   # only the count is formatted in: the codes are parameters
+        rows = self._conn().all(f"SELECT * FROM rooms WHERE code IN ({marks})", tuple(sorted(wanted)))
+        return {row["code"]: self.version(row["code"]) if self._expired(row) else row["version"] for row in rows}
 
     def _reveal_row(self, code: str, lesson: str, step: int):
         return self._conn().one("SELECT hidden FROM reveals WHERE room = ? AND lesson = ? AND step = ?",
