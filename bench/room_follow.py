@@ -1,11 +1,12 @@
 """How fast a room's students follow the teacher, the server alone: no browser on the bench machine.
 
     python bench/room_follow.py [--students 30] [--moves 8] [--training 2] [--nice 10,0] [--pairs 2]
-                                [--reveals 0] [--servers 1]
+                                [--reveals 0] [--servers 1] [--postgres]
 
 One `streamlit run app.py` per setting of EXPLORER_JOB_NICE (the training jobs' CPU priority,
 explorer/jobs/slots.py), in turn, `--pairs` times (A B A B: a shared machine's load drifts); with `--servers K`,
-K of them sharing one runs folder (the rooms' database) behind Debian's nginx with deploy/nginx.conf, each
+K of them sharing one runs folder (the rooms' SQLite database; with `--postgres`, a PostgreSQL server started
+for the run, tests/postgres.py, in EXPLORER_DATABASE_URL) behind Debian's nginx with deploy/nginx.conf, each
 student with a route cookie of its own. Each setting gets `--training` protocol tabs that start a run on the
 Train page (on the first server), then `--students` protocol students (bench/room_client.py) on
 `lessons?room=CODE`; the teacher moves the room through the library (`Rooms.move`, what the teacher's Next
@@ -51,9 +52,9 @@ def start_training(url: str, n: int, steps: int) -> list[Student]:
     return trainers
 
 
-def servers(stack: ExitStack, tmp: Path, n: int) -> tuple[str, list[int]]:
+def servers(stack: ExitStack, tmp: Path, n: int, env: dict[str, str]) -> tuple[str, list[int]]:
     """n app servers on one runs folder (behind nginx when n > 1): the students' URL and the servers' pids."""
-    apps = [AppServer(tmp / f"app{i}", {"EXPLORER_RUNS_DIR": str(tmp / "runs")}) for i in range(n)]
+    apps = [AppServer(tmp / f"app{i}", {"EXPLORER_RUNS_DIR": str(tmp / "runs"), **env}) for i in range(n)]
     for app in apps:
         app.tmp.mkdir(parents=True)
         stack.callback(app.stop)
@@ -101,9 +102,16 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
     os.environ["EXPLORER_JOB_NICE"] = str(nice)
     tmp = Path(tempfile.mkdtemp(prefix="explorer-follow-bench-"))
     with ExitStack() as stack:
-        url, pids = servers(stack, tmp, args.servers)
+        database = tmp / "runs" / "rooms.sqlite"
+        if args.postgres:
+            from tests.postgres import Postgres
+
+            server = Postgres.start()
+            stack.callback(server.stop)
+            database = server.fresh_database()
+        url, pids = servers(stack, tmp, args.servers, {"EXPLORER_DATABASE_URL": str(database)} if args.postgres else {})
         (tmp / "runs").mkdir(exist_ok=True)
-        rooms = Rooms(tmp / "runs" / "rooms.sqlite")
+        rooms = Rooms(database)
         code = rooms.create(LESSON, 0, TEACHER)
         trainers = start_training(url, args.training, args.train_steps)
         students = [Student(url, f"bench-follow-{code}-{i:04d}-xxxxx", f"room={code}",
@@ -113,7 +121,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
             s.start()
         seated = sum(s.wait_rendered(90) for s in students)
         time.sleep(2)
-        with Meter(pids, students) as rest:   # at rest: the class waits for the teacher, polling
+        with Meter(pids, students) as rest:   # at rest: the class waits for the teacher
             time.sleep(5)
         follow, reveal, events = [], [], {"move": [], "reveal": []}
         for m in range(args.moves + args.reveals):
@@ -167,6 +175,7 @@ def main() -> None:
     ap.add_argument("--moves", type=int, default=8)
     ap.add_argument("--reveals", type=int, default=0, help="reveals of step 2's question after the moves")
     ap.add_argument("--servers", type=int, default=1, help="app servers behind nginx (deploy/nginx.conf)")
+    ap.add_argument("--postgres", action="store_true", help="the rooms on a PostgreSQL server started for the run")
     ap.add_argument("--training", type=int, default=2, help="training jobs on the server (the two slots)")
     ap.add_argument("--train-steps", type=int, default=4000, help="within the Train page's 10-minute limit")
     ap.add_argument("--nice", default="10,0", help="EXPLORER_JOB_NICE values to compare, in turn")
@@ -177,7 +186,8 @@ def main() -> None:
     titles = [s.title for s in LESSONS[LESSON].steps]
     nices = [int(v) for v in args.nice.split(",")]
     print(f"cores={os.cpu_count()} load {load()}; {args.students} students, {args.moves} moves, {args.reveals} "
-          f"reveals, {args.servers} server(s), {args.training} training jobs, nice {nices} x {args.pairs}", flush=True)
+          f"reveals, {args.servers} server(s){' on PostgreSQL' if args.postgres else ''}, {args.training} training "
+          f"jobs, nice {nices} x {args.pairs}", flush=True)
     results = []
     for _ in range(args.pairs):
         for nice in nices:
@@ -187,7 +197,7 @@ def main() -> None:
                   f"{per_event(got['events']['move'], args.students)}"
                   f"\n  reveal {summary(got['reveal']) if got['reveal'] else '-'}; a reveal: "
                   f"{per_event(got['events']['reveal'], args.students)}\n  seated {got['seated']}; training tabs' "
-                  f"reruns {got['training']}; at rest {got['rest'][0]:.3f} CPU-s/s over {got['rest'][1]:.1f} polls/s; "
+                  f"reruns {got['training']}; at rest {got['rest'][0]:.3f} CPU-s/s, {got['rest'][1]:.1f} reruns/s; "
                   f"load {got['load']}; errors {got['errors'][:3]}", flush=True)
     for nice in nices:
         mine = [r for r in results if r["nice"] == nice]

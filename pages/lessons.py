@@ -143,8 +143,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
             st.button("Open a room", key="room_open", icon=":material/meeting_room:", on_click=_teach,
                       help="Teach this lesson to a class: students follow your steps on their own screens")
     lesson_nav.say_problem()
-    if student:
-        room.student_bar(seat)
+    if student:   # its bar (room, name, "I'm the teacher") is drawn once, outside the step: `student`
         room.follow(seat, room.STEP)
     elif seat is not None:
         room_teacher.teacher_bar(seat, lesson, index)
@@ -181,20 +180,20 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
 
 
 def paused(seat: room.Seat) -> None:
-    """A student's screen while the teacher pauses the room: nothing but where to look."""
-    room.student_bar(seat)
+    """A student's screen while the teacher pauses the room: nothing but where to look (and the bar above)."""
     room.follow(seat, room.STEP)
     st.title("Eyes on the teacher", anchor=False)
     st.markdown(":material/visibility: The teacher has paused the lesson. Your screen comes back by itself.")
 
 
-def student() -> None:
-    """A student's screen: the step in a fragment that the room's poll reruns alone when the room moves
-    (ui/room.py `follow`), so a move costs the server the step, not the page around it (the menu, the sidebar;
-    bench/README.md, "A follow that costs the server little")."""
+def student(seat: room.Seat) -> None:
+    """A student's screen: the room's bar, then the step in a fragment that the server reruns alone when the
+    room moves (ui/room_push.py), so a move costs the server the step, not the page around it (the menu, the
+    sidebar, the bar; bench/README.md, "A follow that costs the server little")."""
+    room.student_bar(seat)
 
     def step() -> None:
-        seat = room.seat()   # read again: a poll's rerun of this fragment is the room's news
+        seat = room.seat()   # read again: a pushed rerun of this fragment is the room's news
         if seat is None or seat.teacher:   # the room ended, or this device teaches now: the whole page changes
             st.rerun()
         presenter.redraw_toggles()
@@ -214,7 +213,7 @@ def main() -> None:
         room.open_room(lesson, index)
     seat = room.seat()
     if seat is not None and not seat.teacher:
-        student()
+        student(seat)
         return
     if seat is not None:
         lesson, index = room.follow_teacher(seat, lesson or seat.lesson(), index if lesson else seat.state.step)

@@ -270,10 +270,11 @@ def follow(seat: Seat, fragment: str | None = None) -> None:
     found by the poll. The poll itself reads one row (`Rooms.version`) and draws at most the clock."""
     deadline = seat.state.deadline
     step = room_push.fragment_id() if fragment is not None else None
+    drawn = [st.session_state.get(SEEN)]   # the version this run just read: the poll's first run asks nothing
 
     def check() -> None:
         try:
-            version = rooms().version(seat.code)
+            version = drawn.pop() if drawn else rooms().version(seat.code)
         except DatabaseDown:   # restarting: the next poll (or push) asks again
             return reconnecting()
         if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
