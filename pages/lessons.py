@@ -144,7 +144,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
                       help="Teach this lesson to a class: students follow your steps on their own screens")
     lesson_nav.say_problem()
     if student:   # its bar (room, name, "I'm the teacher") is drawn once, outside the step: `student`
-        room.follow(seat, room.STEP)
+        room.step_drawn(seat)
     elif seat is not None:
         room_teacher.teacher_bar(seat, lesson, index)
         if not presenter.on():
@@ -181,7 +181,7 @@ def show_step(lesson, index: int, seat: room.Seat | None = None) -> None:
 
 def paused(seat: room.Seat) -> None:
     """A student's screen while the teacher pauses the room: nothing but where to look (and the bar above)."""
-    room.follow(seat, room.STEP)
+    room.step_drawn(seat)
     st.title("Eyes on the teacher", anchor=False)
     st.markdown(":material/visibility: The teacher has paused the lesson. Your screen comes back by itself.")
 
@@ -191,6 +191,7 @@ def student(seat: room.Seat) -> None:
     room moves (ui/room_push.py), so a move costs the server the step, not the page around it (the menu, the
     sidebar, the bar; bench/README.md, "A follow that costs the server little")."""
     room.student_bar(seat)
+    room.student_poll(seat)
 
     def step() -> None:
         seat = room.seat()   # read again: a pushed rerun of this fragment is the room's news

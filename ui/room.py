@@ -64,9 +64,10 @@ MAX_MISSES, MISS_WINDOW_S = 10, 60.0
 PROBLEM = "_room_problem"    # what went wrong with a room link, said once
 SHOWN_PIN = "_room_pin_shown"   # (room, PIN, expiry) the teacher asked for, shown in this session only
 MAX_BARS = 10               # a number question's predictions are binned beyond this many values
-POLL_S = 1.0                 # a read-only teacher tab, a countdown's clock, a database that does not answer
+POLL_S = 1.0                 # a read-only teacher tab's poll, a countdown's clock, a database's retry
 POLL_SPREAD = 0.2            # a student's poll is POLL_S less up to this share, fixed per session: staggered
 PACE = "_room_poll_s"        # this session's poll interval
+POLL_ID = "_room_poll_id"    # the id of the fragment `student_poll` drew in this session
 STEP = "room_step"           # the key of the fragment a student's step is drawn in: the poll reruns it alone
 
 
@@ -262,35 +263,56 @@ def poll_s() -> float:
     return st.session_state.setdefault(PACE, POLL_S * (1 - POLL_SPREAD * random.random()))
 
 
-def follow(seat: Seat, fragment: str | None = None) -> None:
-    """A student's page reruns when the room moved: the teacher's step, a reveal, the end of the room; and
-    once when the teacher's countdown runs out (its Lock closes). The time left is shown here. With
-    `fragment` (a student's step, drawn inside that fragment), only that fragment reruns, pushed by the server
-    (ui/room_push.py), and the poll below runs only while a countdown's clock ticks; without, the page reruns,
-    found by the poll. The poll itself reads one row (`Rooms.version`) and draws at most the clock."""
-    deadline = seat.state.deadline
-    step = room_push.fragment_id() if fragment is not None else None
-    drawn = [st.session_state.get(SEEN)]   # the version this run just read: the poll's first run asks nothing
+def follow(seat: Seat) -> None:
+    """A read-only teacher tab reruns its page when the room moved, found by a poll of one row
+    (`Rooms.version`) about once a second."""
 
     def check() -> None:
         try:
-            version = drawn.pop() if drawn else rooms().version(seat.code)
-        except DatabaseDown:   # restarting: the next poll (or push) asks again
+            version = rooms().version(seat.code)
+        except DatabaseDown:   # restarting: the next poll asks again
             return reconnecting()
-        if version != st.session_state.get(SEEN) or (deadline is not None and time.time() > deadline > seat_time):
-            if fragment is None:
-                st.rerun()
-            rerun_fragment(fragment)
-        if deadline is not None and not seat.teacher:
-            with st.container(key=CLOCK):
-                st.markdown(":material/timer: **Time is up**: predictions are closed" if time.time() > deadline
-                            else f":material/timer: **{left(deadline)}** to lock your prediction")
-        if step is not None:
-            room_push.watch(rooms(), seat.code, version, step, room_push.fragment_id())
+        if version != st.session_state.get(SEEN):
+            st.rerun()
 
-    seat_time = time.time()   # when this run drew the page: a rerun is due if the deadline falls after it
-    ticking = deadline is not None and deadline > seat_time
-    live_fragment(check, poll_s() if step is None or ticking or not room_push.available() else None)
+    live_fragment(check, poll_s())
+
+
+def student_poll(seat: Seat) -> None:
+    """Above a student's step, drawn once a page: what the server reruns (ui/room_push.py) when the database
+    stops answering ("Reconnecting") and when it answers again (the step then, if the room moved meanwhile).
+    Not inside the step: a fragment drawn there would cost every move its set-up (bench/README.md)."""
+
+    def check() -> None:
+        st.session_state[POLL_ID] = room_push.fragment_id()
+        try:
+            version = rooms().version(seat.code)
+        except DatabaseDown:
+            return reconnecting()
+        if version != st.session_state.get(SEEN):
+            rerun_fragment(STEP)
+
+    live_fragment(check, None)
+
+
+def step_drawn(seat: Seat) -> None:
+    """In a student's step (inside its fragment, above the title): the step registered, so that the server
+    reruns it when the room moves (a move, a reveal, the end of the room); and the countdown's time left, in a
+    fragment of its own that ticks each second until the Lock closes."""
+    room_push.watch(rooms(), seat.code, st.session_state.get(SEEN), room_push.fragment_id(),
+                    st.session_state.get(POLL_ID))
+    deadline, drawn_at = seat.state.deadline, time.time()
+    if deadline is not None and deadline > drawn_at:
+        def tick() -> None:
+            if time.time() > deadline:   # the Lock closes: the step says so
+                rerun_fragment(STEP)
+            with st.container(key=CLOCK):
+                st.markdown(f":material/timer: **{left(deadline)}** to lock your prediction")
+
+        live_fragment(tick, poll_s())
+    elif deadline is not None:
+        with st.container(key=CLOCK):
+            st.markdown(":material/timer: **Time is up**: predictions are closed")
 
 
 def _rename(seat: Seat) -> None:
@@ -354,6 +376,8 @@ def reveal(seat: Seat, lesson: Lesson, index: int) -> None:
 
 
 def revealed(seat: Seat, lesson: Lesson, index: int) -> bool:
+    if not seat.teacher and (lesson.id, index) == (seat.state.lesson, seat.state.step):
+        return seat.state.revealed   # a student's step: read with the room at the top of this run
     return rooms().revealed(seat.code, lesson.id, index)
 
 

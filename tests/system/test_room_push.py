@@ -1,7 +1,7 @@
 """A student at rest costs the server nothing, and the room's moves still reach every screen (ui/room_push.py):
 a real `streamlit run` and protocol students (bench/room_client.py, Streamlit's own websocket, no renderer), the
 room moved through its database as the teacher's tab moves it. The Followers' rules without a server: unit tests
-in tests/unit/test_room_push.py."""
+in tests/unit/test_room_followers.py."""
 
 import time
 
