@@ -290,3 +290,16 @@ def test_qr_svg_draws_the_link():
     qr = segno.make(link, error="m")
     side = (qr.symbol_size(scale=4, border=2))[0]
     assert f'width="{side}"' in svg and qr.error == "M" and qr.version >= 1
+
+
+def test_versions_reads_every_room_a_server_watches_at_once(db, room, clock):
+    code, teacher = room
+    other = db.create("ch2", 1, teacher)
+    assert db.versions([code, other.lower(), "NOPE", "bad code!"]) == {code: db.version(code), other: db.version(other)}
+    v = db.version(code)
+    db.move(code, teacher, "ch2", 1)
+    assert db.versions([code, other])[code] == v + 1
+    clock.now += R.IDLE_S + 1   # nobody used either for a day: the read records the expiry, so the versions move
+    before = db.versions([code, other])
+    assert before == {code: v + 2, other: db.version(other)} and db.state(other).expired
+    assert db.versions([]) == {}
