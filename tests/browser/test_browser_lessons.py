@@ -1,5 +1,6 @@
-"""Lessons in Chromium: a lesson walked with the → key from its link, one question locked and
-revealed (nothing of the answer on the page before the lock), and a step's shot at 1280x720."""
+"""Lessons in Chromium: one question locked and revealed (nothing of the answer on the page before the
+lock), and a step's shot at 1280x720. A lesson walked with the → key from its link, every step's number and
+title checked, is test_browser_accessibility.py's plain walk, axe on each step on the way."""
 
 import pytest
 
@@ -7,40 +8,6 @@ from explorer.lessons import LESSONS
 from tests.browser.helpers import GROWN, MEASURE, PROJECTOR, SHOTS, TIMEOUT_MS, wait_rendered
 
 pytestmark = pytest.mark.browser
-STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
-
-
-def wait_step(page, k: int, n: int) -> None:
-    page.wait_for_function(f"""() => [...document.querySelectorAll('{STEP_LABEL}')]
-        .some(b => b.innerText === 'Step {k} of {n}')""", timeout=TIMEOUT_MS)
-    wait_rendered(page)
-
-
-def test_a_lesson_walks_from_its_link_with_the_arrow_keys(server, chromium):
-    """Alone, outside presenter view: → to the end, ← back one (every lesson is walked in a room, in
-    presenter view, by test_browser_lesson_screens.py, with Page Down and → in turn)."""
-    lesson_id = "ch2"
-    lesson, errors = LESSONS[lesson_id], []
-    n = len(lesson.steps)
-    page = chromium.new_page(viewport={"width": 1280, "height": 720})
-    page.on("pageerror", lambda e: errors.append(str(e)))
-    try:
-        page.goto(f"{server}/lessons?lesson={lesson_id}&step=1")
-        wait_rendered(page)
-        for k in range(1, n + 1):
-            wait_step(page, k, n)
-            assert page.locator("[data-testid=stMain] h1").first.inner_text() == lesson.steps[k - 1].title
-            assert page.locator("[data-testid=stException]").count() == 0
-            assert f"step={k}" in page.url
-            if k < n:
-                page.locator("[data-testid=stMain] h1").first.click()   # focus on the page, not a widget
-                page.keyboard.press("ArrowRight")
-        if n > 1:
-            page.keyboard.press("ArrowLeft")
-            wait_step(page, n - 1, n)
-        assert not errors, errors
-    finally:
-        page.close()
 
 
 def test_a_question_shows_its_answer_only_after_the_lock(server, chromium):
