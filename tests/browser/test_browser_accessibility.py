@@ -10,6 +10,7 @@ import pytest
 from explorer.lessons import LESSONS
 from tests.browser.axe import violations
 from tests.browser.helpers import TIMEOUT_MS, wait_rendered
+from tests.browser.lesson_screens import PRESENTED, fits_the_projector_in_large_type
 from tests.browser.rooms import DESKTOP, PHONE, closing, open_page, open_room, student_path, wait_count
 from ui import menu
 
@@ -76,7 +77,8 @@ def _wait_step(page, k: int, n: int) -> None:
 
 @pytest.mark.parametrize(("mode", "every_step"), [("", True), ("&present=1", True), ("&present=1&dark=1", False)])
 def test_every_lesson_step_has_no_serious_violation(server, chromium, mode, every_step):
-    """Plain view also says each step's number and title and throws nothing, ARROWS moved by the keys."""
+    """Plain view also says each step's number and title and throws nothing, ARROWS moved by the keys;
+    presenter view's PRESENTED steps fit the projector in large type."""
     found, errors = {}, []
     page = chromium.new_page(viewport=DESKTOP)
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -96,6 +98,8 @@ def test_every_lesson_step_has_no_serious_violation(server, chromium, mode, ever
                     _wait_step(page, k, n)
                     assert page.locator("[data-testid=stMain] h1").first.inner_text() == lesson.steps[k - 1].title
                     assert page.locator("[data-testid=stException]").count() == 0, f"{lesson.id} step {k}"
+                if mode == "&present=1" and (lesson.id, k) in PRESENTED:
+                    fits_the_projector_in_large_type(page, lesson.id, k)
                 charts_described(page)
                 bad = violations(page)
                 if bad:
