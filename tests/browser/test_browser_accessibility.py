@@ -34,25 +34,14 @@ def charts_described(page) -> None:
         assert len(chart["words"]) > len(chart["name"]) + 10, chart   # the title and what the data show
 
 
-def open_in_session(page, url: str, title: str, by_menu: bool) -> None:
-    """A page by its menu link in the same session (half a fresh load's time: no new session, no bundle), or
-    by its URL where the sidebar is collapsed (a phone's) and a click would first have to open it."""
-    if not by_menu:
-        page.goto(url)
-    else:
-        page.locator(f".st-key-menu a:has-text('{title}')").first.click()
-        path = url.rsplit("/", 1)[1]
-        page.wait_for_function(f"() => location.pathname.endsWith('/{path}')", timeout=TIMEOUT_MS)
-    wait_rendered(page)
-
-
 def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
     found = {}
     for viewport, pages in ((DESKTOP, menu.PAGES), (PHONE, menu.PAGES[:3]), (NARROW, menu.PAGES)):
         page = chromium.new_page(viewport=viewport)
         try:
-            for i, p in enumerate(pages):
-                open_in_session(page, f"{server}/{p.url}", p.title, by_menu=viewport is DESKTOP and i > 0)
+            for p in pages:
+                page.goto(f"{server}/{p.url}")
+                wait_rendered(page)
                 assert page.evaluate("document.documentElement.lang") == "en"
                 charts_described(page)
                 found.update({f"{p.url} at {viewport['width']}": v for v in [violations(page)] if v})
