@@ -39,8 +39,10 @@ def ray_head(temp: Path, cpus: int = 2):
                              "127.0.0.1", "--num-cpus", str(cpus), "--include-dashboard", "false",
                              "--disable-usage-stats", "--temp-dir", str(temp)], stdout=log, stderr=subprocess.STDOUT,
                             # no workers started ahead for the driver: the tasks and actors start their own
-                            # (with them, 4 worker processes started for 2 CPUs)
-                            env={**os.environ, "RAY_prestart_worker_first_driver": "0"})
+                            # (with them, 4 worker processes started for 2 CPUs); no drain on SIGTERM: with
+                            # a detached actor alive (the Train page's runs) the head waited out its 30 s
+                            env={**os.environ, "RAY_prestart_worker_first_driver": "0",
+                                 "RAY_GRACEFUL_SHUTDOWN_DRAIN_TIMEOUT_S": "0"})
     try:
         deadline = time.monotonic() + 90
         while not answers(port):

@@ -3,7 +3,7 @@ bench/lesson_screens.py: where a step's question widgets are drawn, and how far 
 
 from __future__ import annotations
 
-from tests.browser.helpers import TIMEOUT_MS, wait_rendered
+from tests.browser.helpers import GROWN, MEASURE, SHOTS, TIMEOUT_MS, wait_rendered
 
 PROJECTOR = {"width": 1280, "height": 720}
 PHONE = {"width": 390, "height": 844}
@@ -111,3 +111,23 @@ TEXT_PX = """sel => Math.min(...[...document.querySelectorAll(
 
 def smallest_text(page, selector: str) -> float:
     return page.evaluate(TEXT_PX, selector)
+
+
+# A few steps on the projector: a heatmap, a line chart, a diagram, a bar chart with a question.
+PRESENTED = [("ch2", 2), ("ch2", 3), ("module6", 3), ("lesson46", 5)]
+
+
+def fits_the_projector_in_large_type(page, lesson_id: str, k: int) -> None:
+    """Presenter view at 1280x720, the step opened at its top: large text, no modebar nor sidebar, nothing
+    cut, the first chart whole on the screen, no margin grown; its screenshot kept."""
+    assert scrolled(page) == 0, f"{lesson_id} step {k}"   # as a fresh load of its link shows it
+    page.wait_for_timeout(500)
+    got = page.evaluate(MEASURE)
+    assert got["body"] >= 20 and got["modebars"] == 0 and not got["sidebar"] and not got["cut"], got
+    chart = page.locator("[data-testid=stPlotlyChart]").first.bounding_box()
+    assert chart["y"] + chart["height"] <= PROJECTOR["height"] + 1, chart   # the whole figure, unscrolled
+    if page.locator(".xtick text").count():   # a diagram has no ticks: its text is sized to its boxes
+        assert got["ticks"] >= 14, got
+    assert not page.evaluate(GROWN)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    page.screenshot(path=str(SHOTS / f"presenter-lesson-{lesson_id}-{k}-1280x720.png"))

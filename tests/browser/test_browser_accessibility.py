@@ -1,14 +1,16 @@
 """WCAG 2.1 AA in a real Chromium: axe-core (its WCAG 2.0/2.1/2.2 A and AA rules, from the
 axe-playwright-python wheel: nothing fetched) finds no serious or critical violation on every page, every
 lesson step in plain and presenter view (the dark view on one step of each), a student's room view and a
-phone; every chart is a named figure with a description; a lesson question and a room are worked through
-with the keyboard alone, focus visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
+phone (the plain walk also checks each step's number and title, one lesson moved by the arrow keys); every
+chart is a named figure with a description; a lesson question and a room are worked through with the keyboard
+alone, focus visible at each stop. ACCESSIBILITY.md says what conforms and what is known not to."""
 
 import pytest
 
 from explorer.lessons import LESSONS
 from tests.browser.axe import violations
 from tests.browser.helpers import TIMEOUT_MS, wait_rendered
+from tests.browser.lesson_screens import PRESENTED, fits_the_projector_in_large_type
 from tests.browser.rooms import DESKTOP, PHONE, closing, open_page, open_room, student_path, wait_count
 from ui import menu
 
@@ -52,25 +54,52 @@ def test_every_page_has_no_serious_violation_and_named_charts(server, chromium):
 
 # The dark view is the presenter view under a CSS filter, which axe does not apply (ACCESSIBILITY.md): one
 # step of each lesson shows that it adds nothing; every step is walked in the other two.
+STEP_LABEL = "[data-testid=stMain] .st-key-lesson_nav b"   # "Step X of N"
+ARROWS = "ch2"   # walked alone with → from its link, ← back one at the end (in presenter view: lesson_screens)
+
+
+def _wait_step(page, k: int, n: int) -> None:
+    page.wait_for_function(f"""() => [...document.querySelectorAll('{STEP_LABEL}')]
+        .some(b => b.innerText === 'Step {k} of {n}')""", timeout=TIMEOUT_MS)
+    wait_rendered(page)
+
+
 @pytest.mark.parametrize(("mode", "every_step"), [("", True), ("&present=1", True), ("&present=1&dark=1", False)])
 def test_every_lesson_step_has_no_serious_violation(server, chromium, mode, every_step):
-    found = {}
+    """Plain view also says each step's number and title and throws nothing, ARROWS moved by the keys;
+    presenter view's PRESENTED steps fit the projector in large type."""
+    found, errors = {}, []
     page = chromium.new_page(viewport=DESKTOP)
+    page.on("pageerror", lambda e: errors.append(str(e)))
     try:
         for lesson in LESSONS.values():
+            n, keys = len(lesson.steps), mode == "" and lesson.id == ARROWS
             page.goto(f"{server}/lessons?lesson={lesson.id}&step=1{mode}")
-            for k in range(1, (len(lesson.steps) if every_step else 1) + 1):
-                if k > 1:
+            for k in range(1, (n if every_step else 1) + 1):
+                if k > 1 and keys:
+                    page.locator("[data-testid=stMain] h1").first.click()   # focus on the page, not a widget
+                    page.keyboard.press("ArrowRight")
+                elif k > 1:
                     page.locator(".st-key-lesson_next button:visible").click()
-                    page.wait_for_function(f"() => location.search.includes('step={k}')", timeout=TIMEOUT_MS)
+                page.wait_for_function(f"() => location.search.includes('step={k}')", timeout=TIMEOUT_MS)
                 wait_rendered(page)
+                if mode == "":
+                    _wait_step(page, k, n)
+                    assert page.locator("[data-testid=stMain] h1").first.inner_text() == lesson.steps[k - 1].title
+                    assert page.locator("[data-testid=stException]").count() == 0, f"{lesson.id} step {k}"
+                if mode == "&present=1" and (lesson.id, k) in PRESENTED:
+                    fits_the_projector_in_large_type(page, lesson.id, k)
                 charts_described(page)
                 bad = violations(page)
                 if bad:
                     found[f"{lesson.id} step {k}{mode}"] = bad
+            if keys:
+                page.keyboard.press("ArrowLeft")
+                _wait_step(page, n - 1, n)
     finally:
         page.close()
     assert not found, found
+    assert not errors, errors
 
 
 def tab_to(page, wanted: str, most: int = 80) -> dict:

@@ -52,7 +52,7 @@ def _draws_a_diagram(step) -> bool:
 
 
 def _next(page, k: int) -> None:
-    """From step k: a clicker's Page Down and the → key in turn (the alone walk is test_browser_lessons.py)."""
+    """From step k: a clicker's Page Down and the → key in turn (the alone walk: test_browser_accessibility.py)."""
     page.evaluate(SCROLL_DOWN)   # so that a new step's scroll is its own
     page.keyboard.press("PageDown" if k % 2 else "ArrowRight")
 
