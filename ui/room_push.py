@@ -25,6 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from streamlit.runtime import Runtime
+from streamlit.runtime.app_session import AppSessionState
 from streamlit.runtime.scriptrunner import RerunData, get_script_run_ctx
 from streamlit.runtime.scriptrunner_utils.script_run_context import ThreadState
 
@@ -33,7 +34,7 @@ from explorer.rooms import DatabaseDown, Rooms
 log = logging.getLogger(__name__)
 
 PUSH_S = 0.25     # how often a server reads its rooms' versions: a student sees a move within this plus a rerun
-RETRY_S = 2.0     # a push not followed by the step's redraw in this long is sent again
+RETRY_S = 5.0     # a push not followed by the step's redraw in this long is sent again (unless the session is busy)
 
 
 @dataclass
@@ -48,10 +49,11 @@ class Watch:
 
 
 class Followers:
-    """Whom to rerun, decided apart from how (`push(session, fragment, watch) -> bool`: False when the session or
-    its fragment is gone), so that it can be tested without a server."""
+    """Whom to rerun, decided apart from how (`push(session, fragment, watch, again) -> bool`: False when the
+    session or its fragment is gone; `again`, a push of this version sent before), so that it can be tested
+    without a server."""
 
-    def __init__(self, push: Callable[[str, str, Watch], bool]) -> None:
+    def __init__(self, push: Callable[[str, str, Watch, bool], bool]) -> None:
         self._push = push
         self._watches: dict[str, Watch] = {}
         self._down: set[int] = set()   # the databases (by id) that did not answer at the last look
@@ -82,18 +84,18 @@ class Followers:
             except DatabaseDown:   # every poll says "Reconnecting", once; the step stays as it is
                 if key not in self._down:
                     self._down.add(key)
-                    pushes += [(session, w.poll, w) for session, w in group]
+                    pushes += [(session, w.poll, w, False) for session, w in group]
                 continue
             if key in self._down:   # it answers again: every poll looks, and reruns its step if the room moved
                 self._down.discard(key)
-                pushes += [(session, w.poll, w) for session, w in group]
+                pushes += [(session, w.poll, w, False) for session, w in group]
                 continue
             for session, w in group:
                 if versions.get(w.code) != w.seen and now - w.pushed >= RETRY_S:
+                    pushes.append((session, w.step, w, w.pushed > float("-inf")))
                     w.pushed = now   # the step's redraw replaces this Watch; until then, no second push
-                    pushes.append((session, w.step, w))
-        for session, fragment, w in pushes:
-            if not self._push(session, fragment, w):
+        for session, fragment, w, again in pushes:
+            if not self._push(session, fragment, w, again):
                 self.forget(session)
         return len(pushes)
 
@@ -106,17 +108,22 @@ class Followers:
                 log.exception("the room push failed")
 
 
-def _rerun(session_id: str, fragment: str, watch: Watch) -> bool:
+def _rerun(session_id: str, fragment: str, watch: Watch, again: bool) -> bool:
     """Ask session `session_id` to rerun `fragment` (on its event loop, as a message from its browser would be
-    handled); False when the session closed or no longer has the fragment."""
+    handled); False when the session closed or no longer has the fragment. Sent `again`, it waits while the
+    session runs: its step may be on its way already (a class of 300 on one core takes more than RETRY_S)."""
     if not Runtime.exists():
         return False
     info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
     if info is None or not info.session.has_fragment(fragment):
         return False
     session = info.session
-    data = RerunData(**watch.page, fragment_id_queue=[fragment], is_fragment_scoped_rerun=True, is_auto_rerun=True)
-    # no widget states: a pending click of the student's keeps its own, never the last run's older ones
+    if again and session._state == AppSessionState.APP_IS_RUNNING:
+        return True
+    # Queued after a run in progress, as the browser's own fragment timer: a fragment-scoped rerun would stop
+    # that run and start again, and a class whose reruns outlast RETRY_S would never finish one (bench/README.md).
+    # No widget states: a pending click of the student's keeps its own, never the last run's older ones.
+    data = RerunData(**watch.page, fragment_id_queue=[fragment], is_auto_rerun=True)
 
     def request() -> None:
         runner = session._scriptrunner

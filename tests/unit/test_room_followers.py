@@ -19,8 +19,8 @@ class FakeRooms:
 def followers(gone=()):
     pushed = []
 
-    def push(session, fragment, watch):
-        pushed.append((session, fragment))
+    def push(session, fragment, watch, again):
+        pushed.append((session, fragment, again))
         return session not in gone
 
     return Followers(push), pushed
@@ -38,10 +38,10 @@ def test_a_room_that_moved_reruns_its_students_steps_once_and_again_only_if_not_
     f.watch("s3", watch(rooms, "BBBBBBB", 5, "s3"))
     assert f.tick(0.0) == 0 and pushed == []   # nothing moved: nothing runs
     rooms.now["AAAAAAA"] = 2
-    assert f.tick(1.0) == 2 and sorted(pushed) == [("s1", "step-s1"), ("s2", "step-s2")]
+    assert f.tick(1.0) == 2 and sorted(pushed) == [("s1", "step-s1", False), ("s2", "step-s2", False)]
     assert f.tick(1.0 + RETRY_S / 2) == 0   # asked already
     f.watch("s1", watch(rooms, "AAAAAAA", 2, "s1"))   # s1's step redrawn with the new version; s2's push was lost
-    assert f.tick(1.0 + RETRY_S) == 1 and pushed[-1] == ("s2", "step-s2")
+    assert f.tick(1.0 + RETRY_S) == 1 and pushed[-1] == ("s2", "step-s2", True)   # again: it may be on its way
     assert rooms.reads == 4   # one read a look for all three students
 
 
@@ -53,7 +53,7 @@ def test_a_closed_session_is_forgotten():
     rooms.now["AAAAAAA"] = 2
     f.tick(0.0)
     assert len(f) == 1
-    assert f.tick(RETRY_S) == 1 and pushed[-1] == ("s2", "step-s2")
+    assert f.tick(RETRY_S) == 1 and pushed[-1] == ("s2", "step-s2", True)
 
 
 def test_an_ended_room_reruns_its_steps_and_a_database_outage_reruns_the_polls_once_each_way():
@@ -61,9 +61,9 @@ def test_an_ended_room_reruns_its_steps_and_a_database_outage_reruns_the_polls_o
     f, pushed = followers()
     f.watch("s1", watch(rooms, "AAAAAAA", 1, "s1"))
     rooms.down = True
-    assert f.tick(0.0) == 1 and pushed == [("s1", "poll-s1")]   # its poll says "Reconnecting"
+    assert f.tick(0.0) == 1 and pushed == [("s1", "poll-s1", False)]   # its poll says "Reconnecting"
     assert f.tick(1.0) == 0   # still down: said already
     rooms.down = False
-    assert f.tick(2.0) == 1 and pushed[-1] == ("s1", "poll-s1")   # the poll looks again and clears the note
+    assert f.tick(2.0) == 1 and pushed[-1] == ("s1", "poll-s1", False)   # the poll looks again and clears the note
     del rooms.now["AAAAAAA"]   # a room deleted (retention): the step says so
-    assert f.tick(3.0) == 1 and pushed[-1] == ("s1", "step-s1")
+    assert f.tick(3.0) == 1 and pushed[-1] == ("s1", "step-s1", False)
