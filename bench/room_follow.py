@@ -96,6 +96,19 @@ def wait_all(students: list[Student], arrived, seconds: float = 30) -> None:
         time.sleep(0.02)
 
 
+def settle(students: list[Student], quiet_s: float = 1.0, seconds: float = 30) -> None:
+    """Until no student has run anything for `quiet_s`: the last event's reruns (an ask-again's, which change no
+    title) are over before the next event's window opens."""
+    deadline, last, since = time.monotonic() + seconds, None, time.monotonic()
+    while time.monotonic() < deadline:
+        runs = sum(s.runs for s in students)
+        if runs != last:
+            last, since = runs, time.monotonic()
+        elif time.monotonic() - since >= quiet_s:
+            return
+        time.sleep(0.05)
+
+
 def one_server(nice: int, args, titles: list[str]) -> dict:
     from explorer.rooms import Rooms
 
@@ -130,6 +143,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
                 rooms.move(code, TEACHER, LESSON, QUESTION)
                 wait_all(students, lambda s: titles[QUESTION] in s.titles)
                 time.sleep(2)
+                settle(students)   # a title arrives before its rerun ends
             for s in students:
                 s.titles.pop(titles[step], None)
                 s.result = None
@@ -151,6 +165,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
             if m >= args.moves:
                 rooms.ask_again(code, TEACHER, LESSON, QUESTION)
             time.sleep(1.5)
+            settle(students)
         errors = [e for s in [*students, *trainers] for e in s.errors]
         training = [t.runs for t in trainers]   # a training tab's poll reruns about once a second while it trains
         for s in [*students, *trainers]:

@@ -9,8 +9,8 @@ CPU: 100 idle students held half a core (bench/README.md, "A follow that costs t
 A student's step registers itself every time it is drawn (`watch`): its room, the version it shows, and the
 ids of its step's fragment and of the poll fragment inside it (that one says "Reconnecting" while the database
 does not answer: it is what the thread reruns when the database goes away and when it answers again). A
-session that closed, or whose page no longer has the step, is forgotten; a push its session dropped (a full
-rerun in between) is sent again after RETRY_S, until the step is drawn with the new version.
+session that closed, or whose page no longer has the step, is forgotten. A full rerun of the page draws the
+step and registers it again, so a push is not lost to one; RETRY_S only guards against what was not foreseen.
 
 The rerun is asked the way `ui/frame.py` `rerun_fragment` asks it, through Streamlit 1.67's session objects
 (streamlit is pinned in requirements.txt; tests/browser's rooms tests would fail on a change).
@@ -34,7 +34,7 @@ from explorer.rooms import DatabaseDown, Rooms
 log = logging.getLogger(__name__)
 
 PUSH_S = 0.25     # how often a server reads its rooms' versions: a student sees a move within this plus a rerun
-RETRY_S = 5.0     # a push not followed by the step's redraw in this long is sent again (unless the session is busy)
+RETRY_S = 30.0    # a push not followed by the step's redraw in this long is sent again (unless the session is busy)
 
 
 @dataclass
@@ -111,7 +111,7 @@ class Followers:
 def _rerun(session_id: str, fragment: str, watch: Watch, again: bool) -> bool:
     """Ask session `session_id` to rerun `fragment` (on its event loop, as a message from its browser would be
     handled); False when the session closed or no longer has the fragment. Sent `again`, it waits while the
-    session runs: its step may be on its way already (a class of 300 on one core takes more than RETRY_S)."""
+    session runs: its step may be on its way already (300 students on one server took 14 s, bench/README.md)."""
     if not Runtime.exists():
         return False
     info = Runtime.instance()._session_mgr.get_active_session_info(session_id)

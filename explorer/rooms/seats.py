@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from explorer.rooms.db import RoomError
 from explorer.rooms.input import checked_token, checked_value, checked_where, normalise_code, sanitise_nickname
 
-MAX_MEMBERS = 200
+MAX_MEMBERS = 500        # a lecture of 300 and then some; a student is one seat however many tabs
 LOCK_BURST, LOCK_WINDOW_S = 5, 10.0   # at most 5 locks per 10 s per member, refilled smoothly
 MAX_BUCKETS = 10_000     # seats whose lock limit is remembered before the long-refilled are forgotten
 
