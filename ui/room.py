@@ -264,8 +264,7 @@ def poll_s() -> float:
 
 
 def follow(seat: Seat) -> None:
-    """A read-only teacher tab reruns its page when the room moved, found by a poll of one row
-    (`Rooms.version`) about once a second."""
+    """A read-only teacher tab reruns its page when the room moved, found by a poll of `Rooms.version`."""
 
     def check() -> None:
         try:
@@ -279,9 +278,9 @@ def follow(seat: Seat) -> None:
 
 
 def student_poll(seat: Seat) -> None:
-    """Above a student's step, drawn once a page: what the server reruns (ui/room_push.py) when the database
-    stops answering ("Reconnecting") and when it answers again (the step then, if the room moved meanwhile).
-    Not inside the step: a fragment drawn there would cost every move its set-up (bench/README.md)."""
+    """Above a student's step, once a page: what the server reruns (ui/room_push.py) when the database stops
+    answering ("Reconnecting") and answers again (then the step, if the room moved). Not in the step: a
+    fragment there costs every move its set-up (bench/README.md)."""
 
     def check() -> None:
         st.session_state[POLL_ID] = room_push.fragment_id()
@@ -296,9 +295,8 @@ def student_poll(seat: Seat) -> None:
 
 
 def step_drawn(seat: Seat) -> None:
-    """In a student's step (inside its fragment, above the title): the step registered, so that the server
-    reruns it when the room moves (a move, a reveal, the end of the room); and the countdown's time left, in a
-    fragment of its own that ticks each second until the Lock closes."""
+    """In a student's step, above its title: the step registered, so the server reruns it when the room moves;
+    and the countdown's time left, in a fragment of its own that ticks each second until the Lock closes."""
     room_push.watch(rooms(), seat.code, st.session_state.get(SEEN), room_push.fragment_id(),
                     st.session_state.get(POLL_ID))
     deadline, drawn_at = seat.state.deadline, time.time()
@@ -356,8 +354,7 @@ def predict(seat: Seat, lesson: Lesson, index: int, value) -> str | None:
 
 
 def run_name() -> str | None:
-    """A run a student trains while in a room is named after them ("Ann-H3JJ7ZZ"), so the teacher can find
-    it and show it on the projector (read-only: it belongs to the student); None outside a room."""
+    """A student's run in a room is named after them ("Ann-H3JJ7ZZ") for the teacher to find; None outside one."""
     code = st.session_state.get(JOINED)
     return None if code is None else run_name_for(code, st.session_state.get(NICKNAME, ""))
 
