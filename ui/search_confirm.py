@@ -66,10 +66,19 @@ def _interval(e: dict) -> str:
     return "—" if low is None or not math.isfinite(low) else f"± {(high - low) / 2:.3g}  [{low:.4g}, {high:.4g}]"
 
 
+def _others(confirm: dict, e: dict) -> dict:
+    """A study of several metrics: the other metrics' means, and whether the configuration is on the front."""
+    if "on_front" not in e:
+        return {}
+    means = {f"{m} (mean)": s["mean"] for m, s in e["metrics"].items() if m != confirm["metric"]}
+    return {**means, "on the front": "yes" if e["on_front"] else "no"}
+
+
 def table(confirm: dict) -> pd.DataFrame:
-    """A row per configuration, best first: rank, trial, mean, interval, seeds, its settings and the verdict."""
+    """A row per configuration, best first: rank, trial, mean, interval, seeds, (several metrics: the others'
+    means and the front), its settings and the verdict."""
     return pd.DataFrame([{"rank": e["rank"], "trial": e["trial"], "mean": e["mean"], "95% interval": _interval(e),
-                          "seeds": e["n"], **e["params"], "against #1": e["verdict"] or "—"}
+                          "seeds": e["n"], **_others(confirm, e), **e["params"], "against #1": e["verdict"] or "—"}
                          for e in confirm["configurations"]])
 
 
@@ -79,7 +88,10 @@ def results(view: SearchView) -> None:
     if not confirm or not confirm["configurations"]:
         return
     st.subheader(f"Rerun over {confirm['seeds']} seeds")
-    st.caption(f"Ranked by the mean {confirm['metric']} over fresh seeds (never a trial's own), each with its "
+    several = any("on_front" in e for e in confirm["configurations"])
+    st.caption(("Several metrics: the configurations whose means no other beats on every metric (the front) "
+                "come first, then the rest, each " if several else "Ranked ")
+               + f"by the mean {confirm['metric']} over fresh seeds (never a trial's own), each with its "
                "95% t interval; #1 against each of the others by Welch's t, as the experiments decide their "
                "claims (three seeds each decide).")
     st.dataframe(table(confirm), hide_index=True, key="search_confirm_table",

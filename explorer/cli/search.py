@@ -176,12 +176,15 @@ def metric_fields(texts: list[str]) -> dict:
 
 def _confirm_table(confirm: dict) -> str:
     lines = [f"confirm: the best {len(confirm['configurations'])} over {confirm['seeds']} fresh seeds each "
-             f"(study {confirm['study']}), ranked by {confirm['metric']}"]
+             f"(study {confirm['study']}), ranked by {confirm['metric']}"
+             + (" within Pareto rank" if any("on_front" in e for e in confirm["configurations"]) else "")]
     for e in confirm["configurations"]:
         low, high = e["interval"]
         spread = "" if not math.isfinite(low) else f" ± {(high - low) / 2:.3g} [{low:.4g}, {high:.4g}]"
-        lines.append(f"  #{e['rank']} trial {e['trial']}: {e['mean']:.4g}{spread} over {e['n']} seeds  "
-                     + _params(e["params"]))
+        others = "".join(f", {m} {s['mean']:.4g}" for m, s in e.get("metrics", {}).items() if m != confirm["metric"])
+        front = {True: " (on the front)", False: ""}.get(e.get("on_front"), "")
+        lines.append(f"  #{e['rank']} trial {e['trial']}: {e['mean']:.4g}{spread} over {e['n']} seeds{others}"
+                     f"{front}  " + _params(e["params"]))
         if e["verdict"]:
             lines.append(f"     {e['verdict']}")
     return "\n".join(lines)

@@ -5,6 +5,11 @@ as the experiments decide their claims (explorer/analysis/evidence.py).
     out = run_confirm(spec, seeds=3, top=3, executor=SerialExecutor(), owner=owner)
     out["configurations"]   # rank, trial, params, search_value, seeds, values, mean, interval, n, runs, versus_best
 
+A study of several metrics picks its best by Pareto rank (its front first, then the front of what is left,
+each by the first metric), as the front is what it found; the reruns' means per metric are ranked the same
+way (`on_front`: no other configuration's means are as good on every metric and better on one), and #1 is
+compared with the others by Welch's t on the first metric, the one the search ranks by.
+
 A single trial's score is one seed, and the best of many trials is the luckiest as much as the best; the
 seeds here are fresh (CONFIRM_SEED + i, never a trial's seed*10_000 + n), so that luck does not count twice.
 The reruns are a study of their own (the search's name + "-confirm-" + a digest of what it reruns), every
@@ -19,6 +24,7 @@ import hashlib
 import json
 import math
 
+import optuna
 import pandas as pd
 
 from explorer.analysis.evidence import Claim, equivalence_text, measured, one_sample, weigh
@@ -46,11 +52,33 @@ def _key(params: dict) -> str:
     return json.dumps({k: v for k, v in params.items() if k != "seed"}, sort_keys=True)
 
 
+def _dominates(a: list[float], b: list[float], maximize: list[bool]) -> bool:
+    """a is at least as good as b on every metric and better on one."""
+    pairs = [(x, y) if up else (-x, -y) for x, y, up in zip(a, b, maximize)]
+    return all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+
+def pareto_ranks(points: list[list[float]], maximize: list[bool]) -> list[int]:
+    """Each point's Pareto rank: 0 for the front, 1 for the front of what is left, and so on."""
+    ranks, left, rank = [0] * len(points), set(range(len(points))), 0
+    while left:
+        layer = {i for i in left if not any(_dominates(points[j], points[i], maximize) for j in left if j != i)}
+        for i in layer:
+            ranks[i] = rank
+        left, rank = left - layer, rank + 1
+    return ranks
+
+
 def best_configurations(study, top: int) -> list[dict]:
     """The study's best `top` complete trials with distinct settings (seed aside), best first on its first
-    metric: number, params (without a searched seed), value."""
+    metric (several metrics: by Pareto rank first): number, params (without a searched seed), value."""
+    done = ranked(study, metric_names(study))
+    if len(study.directions) > 1:
+        up = [d == optuna.study.StudyDirection.MAXIMIZE for d in study.directions]
+        ranks = pareto_ranks([list(t.values) for t in done], up)
+        done = [t for _, t in sorted(zip(ranks, done), key=lambda pair: pair[0])]   # stable: first metric next
     out, seen = [], set()
-    for t in ranked(study, metric_names(study)):
+    for t in done:
         key = _key(t.params)
         if key not in seen:
             seen.add(key)
@@ -95,9 +123,12 @@ def _sentence(ev, rank: int) -> str:
     return f"No difference shown between #1 and #{rank}: {ev.reason}; measured {measured(ev, interval=not spans)}"
 
 
-def summarise(picks: list[dict], rows: list[dict], metric: str, maximize: bool, names: list[str]) -> list[dict]:
-    """Each configuration's reruns: mean and 95% interval per metric, ranked by the first; the best
-    against each other configuration by Welch's t."""
+def summarise(picks: list[dict], rows: list[dict], objectives: list[tuple[str, str]]) -> list[dict]:
+    """Each configuration's reruns: mean and 95% interval per metric of `objectives` ((name, direction),
+    first the one ranked by), ranked by the first (several: by the Pareto rank of the means first); the best
+    against each other configuration by Welch's t on the first."""
+    names = [n for n, _ in objectives]
+    metric, maximize = names[0], objectives[0][1] == "maximize"
     by_key = {_key(p["params"]): i for i, p in enumerate(picks)}
     seeds: list[list] = [[] for _ in picks]
     samples = []
@@ -124,6 +155,15 @@ def summarise(picks: list[dict], rows: list[dict], metric: str, maximize: bool, 
     worst = -math.inf if maximize else math.inf
     entries.sort(key=lambda e: (-(e["mean"] if math.isfinite(e["mean"]) else worst) if maximize
                                 else (e["mean"] if math.isfinite(e["mean"]) else worst)))
+    if len(names) > 1:   # the front of the means first; a configuration missing a mean goes last
+        means = [[e["metrics"][m]["mean"] for m in names] for e in entries]
+        finite = [all(math.isfinite(v) for v in m) for m in means]
+        ranks = pareto_ranks([m if ok else [0.0] * len(names) for m, ok in zip(means, finite)],
+                             [d == "maximize" for _, d in objectives])
+        for e, r, ok in zip(entries, ranks, finite):
+            e["on_front"] = ok and r == 0
+        entries = [e for _, e in sorted(zip([r if ok else math.inf for r, ok in zip(ranks, finite)], entries),
+                                        key=lambda pair: pair[0])]
     for rank, e in enumerate(entries, 1):
         e["rank"] = rank
     for e in entries:
@@ -149,11 +189,10 @@ def run_confirm(spec: SearchSpec, seeds: int, top: int, executor=None, on_record
     rerun = confirm_spec(spec, picks, seeds)
     out = run_search(rerun, executor, on_record=on_record, stop=stop, owner=owner)
     metric, direction = spec.objectives()[0]
-    names = [n for n, _ in spec.objectives()]
-    entries = summarise(picks, out["trials"], metric, direction == "maximize", names)
+    entries = summarise(picks, out["trials"], list(spec.objectives()))
     return {"study": out["study"], "metric": metric, "direction": direction, "seeds": seeds,
             "configurations": entries, "stopped": out["stopped"], "failure": out["failure"]}
 
 
-__all__ = ["CONFIRM_SEED", "MAX_SEEDS", "MAX_TOP", "check_counts", "best_configurations", "confirm_spec",
-           "summarise", "run_confirm"]
+__all__ = ["CONFIRM_SEED", "MAX_SEEDS", "MAX_TOP", "check_counts", "pareto_ranks", "best_configurations",
+           "confirm_spec", "summarise", "run_confirm"]

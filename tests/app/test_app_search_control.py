@@ -79,3 +79,6 @@ def test_a_two_objective_search_runs_its_enqueued_trial_first_and_its_best_rerun
     assert entry["n"] == 3 and entry["trial"] == view.best["number"] and entry["interval"][0] < entry["mean"]
     table = next(d.value for d in at.dataframe if "95% interval" in d.value.columns)
     assert list(table["rank"]) == [1] and list(table["seeds"]) == [3]
+    assert list(table["on the front"]) == ["yes"]
+    assert list(table["params (mean)"]) == [entry["metrics"]["params"]["mean"]]
+    assert any("the front" in c.value for c in at.caption if "over fresh seeds" in c.value)

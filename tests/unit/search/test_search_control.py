@@ -10,6 +10,7 @@ from contextlib import redirect_stderr, redirect_stdout
 import pytest
 
 from explorer import cli
+from explorer.cli.search import _confirm_table
 from explorer.search import SearchSpec, open_study
 from explorer.search.confirm import CONFIRM_SEED, best_configurations, confirm_spec, summarise
 from explorer.search.constraints import parse_constraint
@@ -177,7 +178,7 @@ def test_the_confirmation_ranks_by_the_mean_with_intervals_and_welch_against_the
     picks = [{"number": 4, "params": {"lr": 1e-3}, "value": 0.99}, {"number": 7, "params": {"lr": 2e-3}, "value": 0.9}]
     rows = ([_row(1e-3, s, v) for s, v in zip(range(3), (0.50, 0.52, 0.48))]
             + [_row(2e-3, s, v) for s, v in zip(range(3), (0.90, 0.91, 0.89))])
-    first, second = summarise(picks, rows, "val_exact", True, ["val_exact"])
+    first, second = summarise(picks, rows, [("val_exact", "maximize")])
     assert (first["trial"], first["rank"], second["trial"], second["rank"]) == (7, 1, 4, 2)   # the reruns decide
     assert first["n"] == 3 and first["seeds"] == [0, 1, 2] and math.isclose(first["mean"], 0.9)
     low, high = first["interval"]
@@ -196,11 +197,35 @@ def test_the_confirmation_says_no_meaningful_difference_only_within_the_margin(s
     picks = [{"number": 4, "params": {"lr": 1e-3}, "value": 0.9}, {"number": 7, "params": {"lr": 2e-3}, "value": 0.9}]
     rows = ([_row(1e-3, s, 0.900 + d * spread) for s, d in zip(range(4), (1, -1, 0.5, -0.5))]
             + [_row(2e-3, s, 0.901 + d * spread) for s, d in zip(range(4), (-1, 1, -0.5, 0.5))])
-    second = summarise(picks, rows, "val_exact", True, ["val_exact"])[1]
+    second = summarise(picks, rows, [("val_exact", "maximize")])[1]
     assert second["verdict"].startswith(says), second["verdict"]
     assert second["versus_best"]["margin"] == 0.02 and second["versus_best"]["equivalent"] is (spread < 0.01)
     if spread < 0.01:
         assert "within the ±2.0 points margin" in second["verdict"]
+
+
+def test_a_two_objective_confirmation_picks_by_pareto_rank_and_ranks_the_means_so():
+    spec = SearchSpec(**TINY, space=("d_model=16,32,64,128",), trials=4, sampler="grid",
+                      metrics=("val_exact", "params:min"))
+    study = open_study(spec)
+    for exact, params in [(0.5, 100.0), (0.9, 300.0), (0.6, 500.0), (0.95, 900.0)]:   # 2 is dominated by 1
+        trial = study.ask()
+        suggest(trial, spec.dims())
+        study.tell(trial, [exact, params])
+    assert [p["number"] for p in best_configurations(study, 3)] == [3, 1, 0]   # the front, by val_exact
+    assert [p["number"] for p in best_configurations(study, 4)] == [3, 1, 0, 2]
+    picks = [{"number": n, "params": {"lr": lr}, "value": 0.9} for n, lr in ((1, 1e-3), (2, 2e-3), (3, 3e-3))]
+    # The reruns: 2 beats 3 on both metrics; 1 is the smallest, the worst on val_exact: 2 and 1 make the front.
+    told = {1e-3: (0.90, 300.0), 2e-3: (0.95, 900.0), 3e-3: (0.92, 950.0)}
+    rows = [{"number": 0, "params": {"lr": lr, "seed": s}, "state": "COMPLETE", "run": "r", "value": e + s / 100,
+             "values": {"val_exact": e + s / 100, "params": p}} for lr, (e, p) in told.items() for s in range(3)]
+    out = summarise(picks, rows, [("val_exact", "maximize"), ("params", "minimize")])
+    assert [(e["trial"], e["rank"], e["on_front"]) for e in out] == [(2, 1, True), (1, 2, True), (3, 3, False)]
+    assert math.isclose(out[1]["metrics"]["params"]["mean"], 300.0)
+    assert out[2]["versus_best"]["holds"] is True   # #1 against #3 on the first metric
+    text = _confirm_table({"configurations": out, "seeds": 3, "study": "s", "metric": "val_exact"})
+    assert "ranked by val_exact within Pareto rank" in text
+    assert "over 3 seeds, params 900 (on the front)" in text and "over 3 seeds, params 950  " in text
 
 
 def _cli(*argv) -> tuple[int, str, str]:
