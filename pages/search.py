@@ -5,7 +5,7 @@ seeds."""
 
 import streamlit as st
 
-from explorer.figures.pareto import pareto_front
+from explorer.figures import studies as studies_figures
 from explorer.figures.search import importance_bars, optimization_history, parallel_coordinates
 from explorer.jobs.search import SearchView
 from explorer.jobs.slots import pool_counts
@@ -78,27 +78,31 @@ def best_box(view: SearchView, metric: str) -> None:
         search_job.recipe_loaded()
 
 
-def front(view: SearchView, names: list[str]) -> None:
-    """The Pareto front, its points clickable: a click picks the trial and offers its run and settings."""
-    numbers = [t["number"] for t in view.pareto]
-    widgets.chart(pareto_front(view.rows, names, numbers), key=search_confirm.PARETO_CHART,
-                  on_select="rerun", selection_mode="points")
+def front(view: SearchView, names: list[str], study) -> None:
+    """The Pareto front (the Studies page's figure, of the search's study), its points clickable: a click picks
+    the trial and offers its run and settings."""
+    try:
+        fig = studies_figures.pareto(study, names)
+    except ValueError as why:   # no complete trial yet
+        st.caption(md_text(f"The Pareto front: {why}."))
+        return
+    widgets.chart(fig, key=search_confirm.PARETO_CHART, on_select="rerun", selection_mode="points")
     picked = search_confirm.picked_trial(view)
     if picked is None:
-        st.caption(f"{len(numbers)} trial(s) on the front: none is beaten on every objective. Click a point to "
-                   "pick its trial.")
+        st.caption(f"{len(view.pareto)} trial(s) on the front: none is beaten on every objective. Click a point "
+                   "to pick its trial.")
     else:
         trial_box(picked, names[0], ":material/ads_click: **Picked", "search_picked")
 
 
-def results(view: SearchView, metric: str, minimize: bool, params: list[str], names: list[str]) -> None:
+def results(view: SearchView, metric: str, minimize: bool, params: list[str], names: list[str], study) -> None:
     status(view)
     if not view.rows:
         return
     best_box(view, metric)
     search_confirm.results(view)
     if len(names) > 1:
-        front(view, names)
+        front(view, names, study)
     left, right = st.columns(2)
     with left:
         widgets.chart(optimization_history(view.rows, metric, minimize), key="search_history")
@@ -146,7 +150,8 @@ if job is not None:
     metric = job.spec.objective()
     names = [n for n, _ in job.spec.objectives()]
     minimize = job.spec.objectives()[0][1] == "minimize"
-    search_job.poll(job, lambda view: results(view, metric, minimize, list(job.spec.dims()), names), busy)
+    search_job.poll(job, lambda view: results(view, metric, minimize, list(job.spec.dims()), names, job.study),
+                    busy)
 elif spec is not None:
     st.info("No search yet in this browser. Press **Start**: trials train in the background, each in a "
             "training slot of this server, and show up here as they finish.", icon=":material/travel_explore:")

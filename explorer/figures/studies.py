@@ -28,6 +28,7 @@ from explorer.quoting import hover
 
 STATE_FILL = {**STATE_COLOURS, "RUNNING": PALETTE[4], "WAITING": PALETTE[5]}
 LOG_STEPS = (1, 2, 5)          # the ticks of a decade on a log axis of parallel coordinates
+LOG_METRICS = ("params",)      # a parameter count spans orders of magnitude: a log axis on the Pareto front
 _NUMBER = re.compile(r'"number":\s*(\d+)')
 
 
@@ -313,19 +314,23 @@ def _mark_log_axes(fig: go.Figure, study, done: list) -> None:
 
 
 def pareto(study, names: list[str]) -> go.Figure:
-    """A two-objective study's trials, the Pareto front marked (Optuna's plot_pareto_front)."""
+    """A two-objective study's trials, the Pareto front marked (Optuna's plot_pareto_front); each point's
+    trial number is its `meta` and its `customdata`, so a selection names its trial even after new trials
+    were drawn (the Search page's front grows while it runs). A parameter count is on a log axis."""
     if len(study.directions) < 2:
         raise ValueError("the Pareto front is for a study with two or more objectives")
     need(study)
     targets = [hover(n) for n in names[:len(study.directions)]]
+    axes = [dict(title=hover(n), type="log" if n in LOG_METRICS else "linear") for n in names[:2]]
     fig = house(quiet(ov.plot_pareto_front, study, target_names=targets),
                  f"Pareto front: {hover(names[0])} against {hover(names[1])}", 400, margin=dict(r=120),
-                 xaxis=dict(title=hover(names[0])), yaxis=dict(title=hover(names[1])), legend=LEGEND_BELOW)
+                 xaxis=axes[0], yaxis=axes[1], legend=LEGEND_BELOW)
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
     for trace in fig.data:
         numbers = [int(m.group(1)) if (m := _NUMBER.search(str(s))) else None for s in trace.text or ()]
         best = "Best" in str(trace.hovertemplate)
-        trace.update(meta=numbers, text=[trial_text(by_number[n]) if n in by_number else "" for n in numbers],
+        trace.update(meta=numbers, customdata=numbers,
+                     text=[trial_text(by_number[n]) if n in by_number else "" for n in numbers],
                      name="on the front" if best else "dominated", showlegend=True,
                      marker=dict(color=EXPECTED_COLOUR if best else PALETTE[0], size=11 if best else 8,
                                  symbol="diamond" if best else "circle", colorbar=None, showscale=False),

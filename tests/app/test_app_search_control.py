@@ -53,9 +53,9 @@ def test_a_two_objective_search_runs_its_enqueued_trial_first_and_its_best_rerun
     assert all(set(r["values"]) == {"val_loss", "params"} for r in view.rows)
     specs = [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
     pareto = next(s for s in specs if s["layout"]["title"]["text"].startswith("Pareto front"))
-    on_front = next(t for t in pareto["data"] if t["name"] == "Pareto front")
+    on_front = next(t for t in pareto["data"] if t["name"] == "on the front")   # the Studies page's figure
     assert sorted(on_front["customdata"]) == sorted(t["number"] for t in view.pareto) and view.pareto
-    assert pareto["layout"]["xaxis"]["type"] == "log" and pareto["layout"]["xaxis"]["title"]["text"] == "params"
+    assert pareto["layout"]["yaxis"]["type"] == "log" and pareto["layout"]["yaxis"]["title"]["text"] == "params"
 
     picked = view.pareto[0]
     at.session_state[search_confirm.PARETO_CHART] = {"selection": {"points": [{"customdata": picked["number"]}]}}

@@ -94,6 +94,8 @@ def test_the_pareto_front_marks_the_studys_best_trials(two):
     others = next(t for t in fig.data if t.name == "dominated")
     assert set(others.meta).isdisjoint(front.meta)
     assert fig.layout.xaxis.title.text == "val_exact" and fig.layout.yaxis.title.text == "params"
+    assert list(front.customdata) == list(front.meta)   # what a click on the Search page's front reads
+    assert fig.layout.xaxis.type == "linear" and fig.layout.yaxis.type == "log"   # a parameter count
     with pytest.raises(ValueError, match="two or more objectives"):
         fs.pareto(single(trials=3), NAMES)
 
@@ -125,3 +127,12 @@ def test_a_study_with_nothing_to_draw_says_why():
 def test_stored_names_are_quoted_for_plotly(study):
     fig = fs.history(study, ["<b>x</b>"])
     assert "&lt;b&gt;" in fig.layout.title.text and "<b>" not in fig.layout.title.text
+
+
+def test_a_visitors_text_in_a_trial_on_the_front_is_shown_as_text():
+    study = optuna.create_study(directions=["maximize", "minimize"])
+    study.add_trial(optuna.trial.create_trial(
+        params={"norm": "<b>x</b>"}, values=[0.5, 10.0],
+        distributions={"norm": optuna.distributions.CategoricalDistribution(["<b>x</b>"])}))
+    text = " ".join(" ".join(trace.text) for trace in fs.pareto(study, ["val_exact", "params"]).data)
+    assert "norm = &lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text
