@@ -22,7 +22,7 @@ from explorer.jobs.ray_training import RayTrainingJob
 from explorer.limits import check_run
 from explorer.model import build_model
 from explorer.search.ray_cluster import RayUnavailable, acquire, release
-from explorer.search.trial import worker_id
+from explorer.search.worker import worker_id
 from explorer.store.checkpoints import CheckpointError
 from explorer.store.runs import open_for_resume, safe_name, save_run, wall_of
 from explorer.tasks import TASK_PRESETS, TaskConfig, make_task, own_data, presets

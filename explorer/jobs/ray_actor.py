@@ -23,8 +23,7 @@ import torch
 
 from explorer.config import ModelConfig
 from explorer.model import build_model
-from explorer.search.trial import worker_id
-from explorer.search.worker import ONE_THREAD
+from explorer.search.worker import ONE_THREAD, worker_id
 from explorer.store.resume import restore_state, state_payload
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig

@@ -27,7 +27,7 @@ from explorer.jobs.ray_actor import RunActor
 from explorer.jobs.training import TrainingJob
 from explorer.model import build_model
 from explorer.search.ray_cluster import ENV_ADDRESS, RayUnavailable, acquire, release
-from explorer.search.trial import worker_id
+from explorer.search.worker import worker_id
 from explorer.store.resume import restore_state, state_payload
 from explorer.tasks import TaskConfig, make_task
 from explorer.train_config import TrainConfig

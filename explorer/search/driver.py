@@ -44,7 +44,8 @@ from explorer.search.study import (
     pareto,
     trial_rows,
 )
-from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial, worker_id
+from explorer.search.trial import COMPLETE, PRUNED, STOPPED, run_trial
+from explorer.search.worker import worker_id
 from explorer.store.database import engine_url, sqlite_path
 from explorer.store.resume import restore_state
 from explorer.store.runs import safe_name, save_run

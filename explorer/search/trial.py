@@ -13,7 +13,6 @@ from __future__ import annotations
 import functools
 import math
 import os
-import socket
 import time
 
 import torch
@@ -21,6 +20,7 @@ import torch
 from explorer.model import build_model
 from explorer.search.objectives import VALIDATION, measure
 from explorer.search.space import FIELDS
+from explorer.search.worker import worker_id
 from explorer.store.resume import state_payload
 from explorer.tasks import TASK_PRESETS, make_task, presets
 from explorer.train_config import TrainConfig
@@ -29,11 +29,6 @@ from explorer.training import new_state, train_steps
 COMPLETE, PRUNED, FAIL = "COMPLETE", "PRUNED", "FAIL"   # Optuna's TrialState names
 PRUNERS = ("none", "median", "halving")
 STOPPED = "stopped before it finished"
-
-
-def worker_id() -> str:
-    """`host:pid` of the process running this."""
-    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 @functools.lru_cache(maxsize=8)
@@ -145,4 +140,4 @@ def run_trial(spec: dict) -> dict:
     return out
 
 
-__all__ = ["COMPLETE", "PRUNED", "FAIL", "PRUNERS", "STOPPED", "worker_id", "configs", "run_trial"]
+__all__ = ["COMPLETE", "PRUNED", "FAIL", "PRUNERS", "STOPPED", "configs", "run_trial"]

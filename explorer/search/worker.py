@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 
 ONE_THREAD = {name: "1" for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
                                      "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")}
+
+
+def worker_id() -> str:
+    """`host:pid` of the process running this (a trial's or a run's worker, as its JSON and the page say)."""
+    return f"{socket.gethostname()}:{os.getpid()}"
 
 
 def init() -> None:
@@ -39,4 +45,4 @@ def threads(_=None) -> dict:
             "interop": torch.get_num_interop_threads(), "pid": os.getpid()}
 
 
-__all__ = ["ONE_THREAD", "init", "threads"]
+__all__ = ["ONE_THREAD", "worker_id", "init", "threads"]

@@ -11,8 +11,8 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
 import safetensors
 import safetensors.torch
 from torch import Tensor, nn
@@ -20,6 +20,9 @@ from torch import Tensor, nn
 from explorer.config import ModelConfig, param_count
 from explorer.model import build_model
 from explorer.store.atomic import atomic_write, write_text
+
+if TYPE_CHECKING:   # pandas is imported where it is read: a Ray worker training a run never needs it
+    import pandas as pd
 
 FORMAT_VERSION = 1
 MODEL_FILE, META_FILE = "model.safetensors", "meta.json"
@@ -230,6 +233,8 @@ def pretrained_history(name: str) -> pd.DataFrame | None:
     path = PRETRAINED_DIR / entries[name]["path"] / HISTORY_FILE if name in entries else None
     if path is None or not path.is_file():
         return None
+    import pandas as pd
+
     try:
         return pd.read_csv(path)
     except (OSError, pd.errors.ParserError, pd.errors.EmptyDataError) as err:

@@ -17,7 +17,6 @@ import json
 import math
 from pathlib import Path
 
-import pandas as pd
 import safetensors.torch
 from torch import nn
 
@@ -54,6 +53,8 @@ def _history(folder: Path, labels: tuple[str, ...]) -> list[StepMetrics]:
     path = folder / HISTORY_FILE
     if not path.is_file():
         return []
+    import pandas as pd  # here, not at the top: a Ray worker restores a run without it (bench/README.md)
+
     frame = pd.read_csv(path)
     grads = [f"grad_{label.replace(' ', '_')}" for label in labels]
 
