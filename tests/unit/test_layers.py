@@ -1,4 +1,4 @@
-"""The library never depends on the UI."""
+"""The library never depends on the UI, and a Ray run's worker imports only what it trains with."""
 
 import pathlib
 import subprocess
@@ -29,3 +29,11 @@ def test_explorer_never_imports_streamlit():
     assert out.stdout.strip() == "False"
     for path in SOURCES:
         assert "import streamlit" not in path.read_text(), path
+
+
+def test_a_ray_run_s_worker_imports_neither_optuna_nor_pandas():
+    """A new actor imports what it trains with: optuna and pandas cost it seconds before its first step
+    (bench/README.md, "Training on a Ray cluster")."""
+    code = "import sys, explorer.jobs.ray_actor; print(sorted({'optuna', 'pandas', 'ray'} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
