@@ -323,7 +323,7 @@ def pareto(study, names: list[str]) -> go.Figure:
     targets = [hover(n) for n in names[:len(study.directions)]]
     axes = [dict(title=hover(n), type="log" if n in LOG_METRICS else "linear") for n in names[:2]]
     fig = house(quiet(ov.plot_pareto_front, study, target_names=targets),
-                 f"Pareto front: {hover(names[0])} against {hover(names[1])}", 400, margin=dict(r=120),
+                 f"Pareto front: {hover(names[0])} against {hover(names[1])}", 400,
                  xaxis=axes[0], yaxis=axes[1], legend=LEGEND_BELOW)
     by_number = {t.number: t for t in study.get_trials(deepcopy=False)}
     for trace in fig.data:
