@@ -62,7 +62,15 @@ def titles_past(page) -> list:
     return page.evaluate(TITLES_PAST)
 
 
+# DRAWINGS once it reads the same twice, 250 ms apart: Plotly relays a figure out after its container changes
+# width (a phone's page settling), and one measure taken meanwhile saw a label 27 px past its box.
+STEADY_DRAWINGS = f"""() => {{ const now = JSON.stringify(({DRAWINGS})());
+  const same = window.__drawings === now; window.__drawings = now; return same; }}"""
+
+
 def drawings(page) -> list[dict]:
+    page.evaluate("() => { window.__drawings = undefined; }")
+    page.wait_for_function(STEADY_DRAWINGS, polling=250, timeout=TIMEOUT_MS)
     return page.evaluate(DRAWINGS)
 
 
