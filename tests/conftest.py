@@ -45,6 +45,7 @@ def postgres_url(postgres) -> str:
     return postgres.fresh_database()
 
 
+@pytest.hookimpl(tryfirst=True)   # before xdist's own hook, which turns the groups into node ids
 def pytest_collection_modifyitems(items):
     """A module-scoped fixture (a server, a study, trained models) is built once per xdist worker that runs
     any of the module's tests: the 2026-12-03 run built test_browser_studies.py's study twice (64 + 75 s).
