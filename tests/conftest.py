@@ -43,3 +43,16 @@ def postgres():
 def postgres_url(postgres) -> str:
     """A new, empty database on the session's PostgreSQL: this test's alone."""
     return postgres.fresh_database()
+
+
+@pytest.hookimpl(tryfirst=True)   # before xdist's own hook, which turns the groups into node ids
+def pytest_collection_modifyitems(items):
+    """A module-scoped fixture (a server, a study, trained models) is built once per xdist worker that runs
+    any of the module's tests: the 2026-12-03 run built test_browser_studies.py's study twice (64 + 75 s).
+    So each such module's tests go to one worker (`--dist loadgroup`); a module already in a group keeps it."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None or item.get_closest_marker("xdist_group") is not None:
+            continue
+        if any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs[-1:]):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
