@@ -3,13 +3,18 @@ it, stops once none has for the grace period and is forgotten once it has ended.
 the grace passes in no time. One test lets the real reaper thread run with a grace of a fraction of a second."""
 
 import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
 from explorer.jobs import owned, slots
 from explorer.jobs.owned import OwnedJobs
+
+ROOT = Path(__file__).resolve().parents[3]
 
 GRACE = 90.0
 
@@ -160,3 +165,14 @@ def test_the_grace_is_a_minute_or_more_and_the_environment_can_change_it(monkeyp
     for bad, expected in (("soon", 90.0), ("0", 1.0), ("1e9", 3600.0)):
         monkeypatch.setenv("EXPLORER_JOB_GRACE_S", bad)
         assert slots.env_number("EXPLORER_JOB_GRACE_S", 90.0, 1.0, 3600.0) == expected
+
+
+def test_the_longest_run_is_ten_minutes_unless_the_environment_says_otherwise():
+    from explorer.jobs import budget
+    if "EXPLORER_MAX_RUN_S" not in os.environ:
+        assert budget.MAX_RUN_SECONDS == 600.0
+    for text, expected in (("3600", 3600.0), ("1", 10.0), ("long", 600.0)):
+        env = {**os.environ, "EXPLORER_MAX_RUN_S": text}
+        out = subprocess.run([sys.executable, "-c", "from explorer.jobs.budget import MAX_RUN_SECONDS as m; print(m)"],
+                             cwd=ROOT, env=env, capture_output=True, text=True, check=True)
+        assert float(out.stdout) == expected, text
