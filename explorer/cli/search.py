@@ -182,7 +182,7 @@ def _confirm_table(confirm: dict) -> str:
         low, high = e["interval"]
         spread = "" if not math.isfinite(low) else f" ± {(high - low) / 2:.3g} [{low:.4g}, {high:.4g}]"
         others = "".join(f", {m} {s['mean']:.4g}" for m, s in e.get("metrics", {}).items() if m != confirm["metric"])
-        front = {True: " (on the front)", False: ""}.get(e.get("on_front"), "")
+        front = " (on the front)" if e.get("on_front") else ""
         lines.append(f"  #{e['rank']} trial {e['trial']}: {e['mean']:.4g}{spread} over {e['n']} seeds{others}"
                      f"{front}  " + _params(e["params"]))
         if e["verdict"]:

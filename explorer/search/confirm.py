@@ -29,7 +29,7 @@ import pandas as pd
 
 from explorer.analysis.evidence import Claim, equivalence_text, measured, one_sample, weigh
 from explorer.search.driver import run_search
-from explorer.search.objectives import ranked
+from explorer.search.objectives import pareto_ranks, ranked
 from explorer.search.study import SearchSpec, metric_names, open_study
 
 CONFIRM_SEED = 1_000_000_000
@@ -50,23 +50,6 @@ def check_counts(seeds: int, top: int) -> None:
 
 def _key(params: dict) -> str:
     return json.dumps({k: v for k, v in params.items() if k != "seed"}, sort_keys=True)
-
-
-def _dominates(a: list[float], b: list[float], maximize: list[bool]) -> bool:
-    """a is at least as good as b on every metric and better on one."""
-    pairs = [(x, y) if up else (-x, -y) for x, y, up in zip(a, b, maximize)]
-    return all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
-
-
-def pareto_ranks(points: list[list[float]], maximize: list[bool]) -> list[int]:
-    """Each point's Pareto rank: 0 for the front, 1 for the front of what is left, and so on."""
-    ranks, left, rank = [0] * len(points), set(range(len(points))), 0
-    while left:
-        layer = {i for i in left if not any(_dominates(points[j], points[i], maximize) for j in left if j != i)}
-        for i in layer:
-            ranks[i] = rank
-        left, rank = left - layer, rank + 1
-    return ranks
 
 
 def best_configurations(study, top: int) -> list[dict]:
@@ -155,15 +138,13 @@ def summarise(picks: list[dict], rows: list[dict], objectives: list[tuple[str, s
     worst = -math.inf if maximize else math.inf
     entries.sort(key=lambda e: (-(e["mean"] if math.isfinite(e["mean"]) else worst) if maximize
                                 else (e["mean"] if math.isfinite(e["mean"]) else worst)))
-    if len(names) > 1:   # the front of the means first; a configuration missing a mean goes last
+    if len(names) > 1:   # the front of the means first; a configuration missing a mean is ranked last
         means = [[e["metrics"][m]["mean"] for m in names] for e in entries]
-        finite = [all(math.isfinite(v) for v in m) for m in means]
-        ranks = pareto_ranks([m if ok else [0.0] * len(names) for m, ok in zip(means, finite)],
-                             [d == "maximize" for _, d in objectives])
-        for e, r, ok in zip(entries, ranks, finite):
-            e["on_front"] = ok and r == 0
-        entries = [e for _, e in sorted(zip([r if ok else math.inf for r, ok in zip(ranks, finite)], entries),
-                                        key=lambda pair: pair[0])]
+        known = [i for i, m in enumerate(means) if all(math.isfinite(v) for v in m)]
+        rank = dict(zip(known, pareto_ranks([means[i] for i in known], [d == "maximize" for _, d in objectives])))
+        for i, e in enumerate(entries):
+            e["on_front"] = rank.get(i) == 0
+        entries = [e for _, e in sorted(enumerate(entries), key=lambda pair: rank.get(pair[0], math.inf))]
     for rank, e in enumerate(entries, 1):
         e["rank"] = rank
     for e in entries:
@@ -194,5 +175,5 @@ def run_confirm(spec: SearchSpec, seeds: int, top: int, executor=None, on_record
             "configurations": entries, "stopped": out["stopped"], "failure": out["failure"]}
 
 
-__all__ = ["CONFIRM_SEED", "MAX_SEEDS", "MAX_TOP", "check_counts", "pareto_ranks", "best_configurations",
-           "confirm_spec", "summarise", "run_confirm"]
+__all__ = ["CONFIRM_SEED", "MAX_SEEDS", "MAX_TOP", "check_counts", "best_configurations", "confirm_spec",
+           "summarise", "run_confirm"]

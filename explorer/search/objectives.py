@@ -75,6 +75,24 @@ def front(study, names) -> list[dict]:
     return rows
 
 
+def _dominates(a: list[float], b: list[float], maximize: list[bool]) -> bool:
+    """a is at least as good as b on every metric and better on one."""
+    pairs = [(x, y) if up else (-x, -y) for x, y, up in zip(a, b, maximize)]
+    return all(x >= y for x, y in pairs) and any(x > y for x, y in pairs)
+
+
+def pareto_ranks(points: list[list[float]], maximize: list[bool]) -> list[int]:
+    """Each point's Pareto rank: 0 for the front, 1 for the front of what is left, and so on (points that are
+    no trials, as a confirmation's means; a study's own front is Optuna's, `front`)."""
+    ranks, left, rank = [0] * len(points), set(range(len(points))), 0
+    while left:
+        layer = {i for i in left if not any(_dominates(points[j], points[i], maximize) for j in left if j != i)}
+        for i in layer:
+            ranks[i] = rank
+        left, rank = left - layer, rank + 1
+    return ranks
+
+
 def metric_names(study) -> list[str]:
     """The metrics a study optimises, in order (a study made before there were several: its one)."""
     return list(study.user_attrs.get("metric_names") or [study.user_attrs.get("spec", {}).get("metric", "value")])
@@ -93,4 +111,4 @@ def ranked(study, names) -> list:
 
 
 __all__ = ["VALIDATION", "COSTS", "NAMES", "natural_direction", "parse_metric", "parse_metrics", "measure",
-           "values_of", "front", "metric_names", "pareto", "ranked"]
+           "values_of", "front", "pareto_ranks", "metric_names", "pareto", "ranked"]

@@ -228,6 +228,14 @@ def test_a_two_objective_confirmation_picks_by_pareto_rank_and_ranks_the_means_s
     assert "over 3 seeds, params 900 (on the front)" in text and "over 3 seeds, params 950  " in text
 
 
+def test_a_configuration_without_a_mean_is_ranked_last_and_pushes_none_off_the_front():
+    picks = [{"number": n, "params": {"lr": lr}, "value": 0.9} for n, lr in ((1, 1e-3), (2, 2e-3))]
+    rows = [{"number": 0, "params": {"lr": 1e-3, "seed": s}, "state": "COMPLETE", "run": "r", "value": 0.0,
+             "values": {"val_exact": 0.0, "params": 500.0}} for s in range(3)]   # 2e-3: no rerun completed
+    out = summarise(picks, rows, [("val_exact", "maximize"), ("params", "minimize")])
+    assert [(e["trial"], e["on_front"]) for e in out] == [(1, True), (2, False)]
+
+
 def _cli(*argv) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with redirect_stdout(out), redirect_stderr(err):
