@@ -137,6 +137,8 @@ def test_a_lesson_question_and_a_room_by_keyboard_alone(server, chromium):
     contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(2)]
     try:
         alone = open_page(contexts[0], server, "lessons?lesson=module6&step=2")
+        # ui/a11y.py adds the link when its script has loaded, which a busy machine can delay past the render
+        alone.wait_for_selector("#explorer-skip", state="attached", timeout=TIMEOUT_MS)
         alone.keyboard.press("Tab")
         assert alone.evaluate("document.activeElement.id") == "explorer-skip"   # the skip link comes first
         alone.keyboard.press("Enter")
