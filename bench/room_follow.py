@@ -78,6 +78,7 @@ class Meter:
     def __enter__(self):
         self.cpu = self.start = self._cpu()
         self.runs = sum(s.runs for s in self.students), sum(s.full_runs for s in self.students)
+        self._each = [s.runs for s in self.students]
         return self
 
     def arrived(self) -> None:
@@ -87,7 +88,8 @@ class Meter:
     def __exit__(self, *exc) -> None:
         self.cpu = self._cpu() - self.cpu
         self.runs = (sum(s.runs for s in self.students) - self.runs[0],
-                     sum(s.full_runs for s in self.students) - self.runs[1])
+                     sum(s.full_runs for s in self.students) - self.runs[1],
+                     sum(s.runs - before > 1 for s, before in zip(self.students, self._each)))
 
 
 def wait_all(students: list[Student], arrived, seconds: float = 30) -> None:
@@ -96,16 +98,22 @@ def wait_all(students: list[Student], arrived, seconds: float = 30) -> None:
         time.sleep(0.02)
 
 
-def settle(students: list[Student], quiet_s: float = 1.0, seconds: float = 30) -> None:
-    """Until no student has run anything for `quiet_s`: the last event's reruns (an ask-again's, which change no
-    title) are over before the next event's window opens."""
-    deadline, last, since = time.monotonic() + seconds, None, time.monotonic()
+def settle(students: list[Student], pids: list[int], quiet_s: float = 1.0, seconds: float = 60) -> None:
+    """Until no student has run anything and the servers spent under a tenth of a core, both for `quiet_s`: the
+    last event's reruns are over before the next event's window opens. Runs finishing is not enough alone: a
+    class's reruns share the GIL, so they all end late and together, after a second with none finished."""
+    def cpu() -> float:
+        return sum(cpu_s(process_family(p)) for p in pids)
+
+    deadline, last, since, busy = time.monotonic() + seconds, None, time.monotonic(), cpu()
     while time.monotonic() < deadline:
         runs = sum(s.runs for s in students)
         if runs != last:
-            last, since = runs, time.monotonic()
+            last, since, busy = runs, time.monotonic(), cpu()
         elif time.monotonic() - since >= quiet_s:
-            return
+            if cpu() - busy < 0.1 * quiet_s:
+                return
+            since, busy = time.monotonic(), cpu()
         time.sleep(0.05)
 
 
@@ -143,7 +151,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
                 rooms.move(code, TEACHER, LESSON, QUESTION)
                 wait_all(students, lambda s: titles[QUESTION] in s.titles)
                 time.sleep(2)
-                settle(students)   # a title arrives before its rerun ends
+                settle(students, pids)   # a title arrives before its rerun ends
             for s in students:
                 s.titles.pop(titles[step], None)
                 s.result = None
@@ -165,7 +173,7 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
             if m >= args.moves:
                 rooms.ask_again(code, TEACHER, LESSON, QUESTION)
             time.sleep(1.5)
-            settle(students)
+            settle(students, pids)
         errors = [e for s in [*students, *trainers] for e in s.errors]
         training = [t.runs for t in trainers]   # a training tab's poll reruns about once a second while it trains
         for s in [*students, *trainers]:
@@ -174,14 +182,15 @@ def one_server(nice: int, args, titles: list[str]) -> dict:
                 load=load(), training=training, rest=(rest.cpu / 5, rest.runs[0] / 5))
 
 
-def per_event(events: list[tuple[float, float, int, int]], n: int) -> str:
+def per_event(events: list[tuple[float, float, int, int, int]], n: int) -> str:
     """Medians over the events: CPU until every student had it, CPU with the 1.5 s after, the reruns."""
     if not events:
         return "none"
     upto, cpu = (statistics.median(e[i] for e in events) for i in (0, 1))
-    runs, full = (statistics.median(e[i] for e in events) for i in (2, 3))
+    runs, full, twice = (statistics.median(e[i] for e in events) for i in (2, 3, 4))
     return (f"server CPU-s {upto:.2f} until all had it ({1000 * upto / max(n, 1):.1f} ms a student), {cpu:.2f} "
-            f"with the 1.5 s after; reruns {runs:.0f}, of them full {full:.0f}")
+            f"with the 1.5 s after; reruns {runs:.0f}, of them full {full:.0f}; students who ran more than once "
+            f"{twice:.0f}")
 
 
 def main() -> None:
