@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+HEAVY = "heavy"   # the xdist group of the browser tier and the Ray heads (pytest_collection_modifyitems)
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 # each store uses its own file in a test's runs folder, never a database the developer's shell names (a test
@@ -47,12 +48,17 @@ def postgres_url(postgres) -> str:
 
 @pytest.hookimpl(tryfirst=True)   # before xdist's own hook, which turns the groups into node ids
 def pytest_collection_modifyitems(items):
-    """A module-scoped fixture (a server, a study, trained models) is built once per xdist worker that runs
-    any of the module's tests: the 2026-12-03 run built test_browser_studies.py's study twice (64 + 75 s).
-    So each such module's tests go to one worker (`--dist loadgroup`); a module already in a group keeps it."""
+    """Which tests share an xdist worker (`--dist loadgroup`); a test already in a group keeps it.
+    - The browser tier is one group, `heavy`, with the tests that start a Ray head: they run one at a time. Two
+      at once (two Chromiums, two app servers on 2 cores) ran 2-3x slower, past their waits (stop 44's CI).
+    - Every other module that uses a module-scoped fixture (a study, trained models) is a group of its own, so
+      that fixture is built once, not once per worker (the 2026-12-03 run built a study twice, 64 + 75 s)."""
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
-        if info is None or item.get_closest_marker("xdist_group") is not None:
+        if item.get_closest_marker("xdist_group") is not None:
             continue
-        if any(d.scope == "module" for defs in info.name2fixturedefs.values() for d in defs[-1:]):
+        if item.get_closest_marker("browser") is not None:
+            item.add_marker(pytest.mark.xdist_group(HEAVY))
+        elif info is not None and any(d.scope == "module" for defs in info.name2fixturedefs.values()
+                                      for d in defs[-1:]):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))

@@ -29,7 +29,7 @@ from tests.browser.helpers import (
 from tests.ray_head import ray_head
 from ui.owner import COOKIE, id_of
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("ray")]   # one Ray head at a time
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("heavy")]   # one Ray head at a time
 
 RUNNING = "[data-testid=stMain] [data-testid=stProgress]"
 STEPS = 6000

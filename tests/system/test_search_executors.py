@@ -27,7 +27,7 @@ from explorer.search import ProcessExecutor, SearchSpec, SerialExecutor, run_sea
 from explorer.search.worker import ONE_THREAD, threads
 from tests.ray_head import ray_head as head
 
-pytestmark = pytest.mark.xdist_group("ray")   # one Ray head at a time on this machine (pyproject)
+pytestmark = pytest.mark.xdist_group("heavy")   # one Ray head at a time (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 ARGS = ["--trials", "4", "--space", "lr=1e-3:1e-2:log", "--space", "d_model=16,32", "--steps", "6", "--sampler",

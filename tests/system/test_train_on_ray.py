@@ -30,7 +30,7 @@ from explorer.train_config import TrainConfig
 from explorer.training import train_steps
 from tests.ray_head import free_port, ray_head
 
-pytestmark = pytest.mark.xdist_group("ray")   # one Ray head at a time on this machine (pyproject)
+pytestmark = pytest.mark.xdist_group("heavy")   # one Ray head at a time (tests/conftest.py)
 
 ROOT = Path(__file__).resolve().parents[2]
 TINY = ["--d-model", "16", "--n-heads", "2", "--d-ff", "32", "--layers", "1", "--warmup", "5"]
