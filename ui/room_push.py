@@ -165,8 +165,11 @@ def watch(rooms: Rooms, code: str, seen: int | None, step: str | None, poll: str
     ctx = get_script_run_ctx()
     if ctx is None or step is None or poll is None or not available():
         return False
+    # No cached_message_hashes: they are what the browser held at its own last request, and it drops a
+    # message three runs after it last used it; a reference to one it dropped is a fatal "Cached ForwardMsg
+    # MISS" in the browser, which stops the page until it reconnects (bench/README.md, "pushed, not polled").
     page = {"query_string": ctx.query_string, "page_script_hash": ctx.page_script_hash,
-            "cached_message_hashes": ctx.cached_message_hashes, "context_info": ctx.context_info}
+            "context_info": ctx.context_info}
     followers().watch(ctx.session_id, Watch(rooms, code, seen, step, poll, page))
     return True
 

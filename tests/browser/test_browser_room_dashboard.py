@@ -89,6 +89,30 @@ def test_the_dashboard_drives_the_students_screens(server, chromium):
         closing(contexts)
 
 
+def test_a_student_who_locked_follows_the_teacher_away_and_back_without_a_broken_page(server, chromium):
+    """The server reruns a student's step itself (ui/room_push.py): it must not cite messages the browser's cache
+    dropped since the student's own last click, a fatal "Cached ForwardMsg MISS" that stopped the page."""
+    contexts = [chromium.new_context(viewport=DESKTOP) for _ in range(2)]
+    try:
+        teacher, code = open_room(contexts[0], server, step=QUESTION_STEP)
+        ann = open_page(contexts[1], server, student_path(code, "Ann"))
+        console = []
+        ann.on("console", lambda m: console.append(m.text) if m.type == "error" else None)
+        lock(ann, 0)                                                   # her own click: what her browser holds
+        away = range(QUESTION_STEP + 1, QUESTION_STEP + 5)             # more runs than her cache keeps a message
+        for key, step in [("lesson_next", s) for s in away] + [("lesson_prev", s) for s in reversed(away[:-1])] + [
+                ("lesson_prev", QUESTION_STEP)]:
+            press(teacher, key)
+            wait_rendered(teacher)
+            ann.wait_for_function(f"() => document.querySelector('[data-testid=stMain] h1')?.innerText === "
+                                  f"{TITLES[step - 1]!r}", timeout=TIMEOUT_MS)
+        assert "Locked:" in ann.locator("[data-testid=stMain]").inner_text()   # back on her question, still locked
+        assert not [e for e in console if "Cached ForwardMsg MISS" in e], console
+        assert not ann.errors, ann.errors
+    finally:
+        closing(contexts)
+
+
 def test_a_lesson_file_is_taught_in_a_room_and_its_results_fit_a_projector_and_a_phone(server, chromium,
                                                                                        server_dir):
     folder = server_dir / "runs" / "lessons"
