@@ -66,6 +66,11 @@ def servers(stack: ExitStack, tmp: Path, n: int, env: dict[str, str]) -> tuple[s
     return proxy.url, [app.pid for app in apps]
 
 
+def servers_cpu(pids: list[int]) -> float:
+    """The app servers' CPU seconds so far, their children included."""
+    return sum(cpu_s(process_family(p)) for p in pids)
+
+
 class Meter:
     """The servers' CPU seconds and the students' reruns over one event."""
 
@@ -73,7 +78,7 @@ class Meter:
         self.pids, self.students = pids, students
 
     def _cpu(self) -> float:
-        return sum(cpu_s(process_family(p)) for p in self.pids)
+        return servers_cpu(self.pids)
 
     def __enter__(self):
         self.cpu = self.start = self._cpu()
@@ -103,7 +108,7 @@ def settle(students: list[Student], pids: list[int], quiet_s: float = 1.0, secon
     last event's reruns are over before the next event's window opens. Runs finishing is not enough alone: a
     class's reruns share the GIL, so they all end late and together, after a second with none finished."""
     def cpu() -> float:
-        return sum(cpu_s(process_family(p)) for p in pids)
+        return servers_cpu(pids)
 
     deadline, last, since, busy = time.monotonic() + seconds, None, time.monotonic(), cpu()
     while time.monotonic() < deadline:
