@@ -107,18 +107,15 @@ def settle(students: list[Student], pids: list[int], quiet_s: float = 1.0, secon
     """Until no student has run anything and the servers spent under a tenth of a core, both for `quiet_s`: the
     last event's reruns are over before the next event's window opens. Runs finishing is not enough alone: a
     class's reruns share the GIL, so they all end late and together, after a second with none finished."""
-    def cpu() -> float:
-        return servers_cpu(pids)
-
-    deadline, last, since, busy = time.monotonic() + seconds, None, time.monotonic(), cpu()
+    deadline, last, since, busy = time.monotonic() + seconds, None, time.monotonic(), servers_cpu(pids)
     while time.monotonic() < deadline:
         runs = sum(s.runs for s in students)
         if runs != last:
-            last, since, busy = runs, time.monotonic(), cpu()
+            last, since, busy = runs, time.monotonic(), servers_cpu(pids)
         elif time.monotonic() - since >= quiet_s:
-            if cpu() - busy < 0.1 * quiet_s:
+            if servers_cpu(pids) - busy < 0.1 * quiet_s:
                 return
-            since, busy = time.monotonic(), cpu()
+            since, busy = time.monotonic(), servers_cpu(pids)
         time.sleep(0.05)
 
 
