@@ -267,7 +267,9 @@ def _drawing(canvas: _Canvas, title: str, y_max: float, x_range=X_RANGE) -> go.F
     xs, ys, texts = zip(*canvas.hover)
     hover = go.Scatter(x=xs, y=ys, mode="markers", marker=dict(size=28, opacity=0), hovertext=texts,
                        hovertemplate="%{hovertext}<extra></extra>", showlegend=False)
-    axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True)
+    # constrain="domain": a first draw at another size (a busy phone) narrows the plot area, never widens the
+    # ranges, which Plotly would keep once the size is right (the whole drawing shrunk, its text past its boxes).
+    axis = dict(visible=False, showgrid=False, zeroline=False, fixedrange=True, constrain="domain")
     size = sized(dict(xaxis=dict(range=x_range), yaxis=dict(range=(-0.2, y_max)), meta=dict(title=title)))
     # One constructor call: update_layout on a built figure is slower (explorer/figures/layout.py, `figure`).
     return go.Figure(hover, layout=dict(

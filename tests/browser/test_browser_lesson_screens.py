@@ -6,7 +6,10 @@ even from a focused radio, which keeps its prediction. On a phone each diagram k
 boxes and the page never widens. Screenshots of every step: `python bench/lesson_screens.py`."""
 
 import pytest
+from plotly.offline import get_plotlyjs
 
+from explorer.config import ModelConfig
+from explorer.figures.architecture import architecture_diagram, block_diagram
 from explorer.figures.diagram import is_drawing
 from explorer.lessons import LESSONS
 from explorer.rooms.invite import CLASS_COMMAND
@@ -141,6 +144,30 @@ def test_every_diagram_keeps_its_text_in_its_boxes_on_a_phone(server, chromium):
         wait_rendered(page)
         shown += _readable(page, "the Architecture page", 12, fits_width=False)
         assert shown == len(steps) + 1
+    finally:
+        page.close()
+
+
+# A drawing first drawn at another size, as Streamlit's chart can be on a busy phone, then at its own: its
+# ranges as drawn. Plotly's default constraint widened them for good, shrinking the drawing under its text.
+REDRAWN = """async spec => { const f = JSON.parse(spec), g = document.createElement('div');
+  document.body.append(g);
+  await Plotly.newPlot(g, f.data, {...f.layout, width: 300, height: 400});
+  await Plotly.relayout(g, {width: f.layout.width, height: f.layout.height});
+  const ranges = [g._fullLayout.xaxis.range, g._fullLayout.yaxis.range];
+  Plotly.purge(g); g.remove(); return ranges; }"""
+
+
+def test_a_drawing_first_drawn_at_another_size_keeps_its_scale(chromium):
+    page = chromium.new_page()
+    try:
+        page.set_content("<html><body></body></html>")
+        page.add_script_tag(content=get_plotlyjs())   # plotly's own bundle: nothing fetched
+        for cfg in (ModelConfig(), ModelConfig(arch="decoder", norm="post")):
+            for fig in (architecture_diagram(cfg), block_diagram(cfg)):
+                x, y = page.evaluate(REDRAWN, fig.to_json())
+                drawn = [*fig.layout.xaxis.range, *fig.layout.yaxis.range]
+                assert [*x, *y] == pytest.approx(drawn, abs=1e-9), fig.layout.title.text
     finally:
         page.close()
 
